@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything webworld needs, from a fresh clone:
+#   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package.
+# Usage: scripts/setup.sh [extra]   e.g. `scripts/setup.sh dev` adds the test tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="${1:-}"
+python="${PYTHON:-python3}"
+
+"$python" - <<'PY' || { echo "webworld needs Python >= 3.11 (set PYTHON=...)" >&2; exit 2; }
+import sys; sys.exit(sys.version_info < (3, 11))
+PY
+
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+
+# torch first: 2.13.0 resolves to the machine's CPU wheel; any other pin would pull
+# several GB of CUDA packages.
+.venv/bin/python -c "import torch" 2>/dev/null || pip install "torch==2.13.0"
+
+# Debian's chromium for Playwright (Playwright cannot download browsers here).
+if [ -z "${WEBWORLD_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "note: install Debian's chromium (apt-get install chromium) or set WEBWORLD_CHROMIUM" >&2
+    fi
+fi
+
+stamp=".venv/.webworld-installed${extra:+-$extra}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    pip install -e ".${extra:+[$extra]}"
+    touch "$stamp"
+fi

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run the default test suite; extra arguments go to pytest
+# (e.g. `scripts/test.sh -m slow` for the slow tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh dev
+exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" "$@"

@@ -1,0 +1,127 @@
+"""The CLI end to end, with good and bad input (in-process, plus one real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import make_small_world
+from webworld.cli.main import app
+from webworld.spec.io import spec_to_json
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_generate_validate_explore(in_tmp: Path) -> None:
+    result = run("generate", "--theme", "online bookstore", "--profile", "medium", "--seed", "1")
+    assert result.exit_code == 0, result.output
+    spec_path = in_tmp / "fsm_specs" / "online_bookstore_medium_s1.json"
+    assert spec_path.is_file() and "wrote" in result.output
+
+    result = run("validate", str(spec_path))
+    assert result.exit_code == 0 and "valid" in result.output
+
+    result = run("validate", str(spec_path), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["valid"] is True
+
+    result = run("explore", str(spec_path), "--max-shortest", "2", "--max-instances", "3")
+    assert result.exit_code == 0, result.output
+    lines = (in_tmp / "trajectories" / "online_bookstore_medium_s1" / "candidates.jsonl"
+             ).read_text().splitlines()
+    tasks = {json.loads(line)["task_id"] for line in lines}
+    assert tasks == {t["id"] for t in json.loads(spec_path.read_text())["tasks"]}
+    assert "cut:" in result.output  # the small caps cut something and say so
+
+
+def test_invalid_spec_exits_1_with_findings(in_tmp: Path) -> None:
+    data = json.loads(spec_to_json(make_small_world()))
+    data["pages"][1]["actions"][0]["navigate"] = "nowhere"
+    path = in_tmp / "broken.json"
+    path.write_text(json.dumps(data))
+    result = run("validate", str(path), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["valid"] is False
+    assert any(f["code"] == "dangling-reference"
+               and f["path"] == "$.pages[1].actions[0].navigate" for f in report["findings"])
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"id": "x",\n "pages": [}', "malformed JSON at line 2, column 12"),
+    ('{"id": "x", "name": "x", "theme": "x", "home": "h", "pages": [{"id": "h"}]}',
+     "$.pages[0].title: Field required"),
+])
+@pytest.mark.parametrize("command", ["validate", "explore", "improve"])
+def test_unusable_input_exits_2_with_one_clear_message(in_tmp: Path, command: str, content: str,
+                                                       expected: str) -> None:
+    path = in_tmp / "bad.json"
+    path.write_text(content)
+    result = run(command, str(path))
+    assert result.exit_code == 2
+    assert expected in result.output and "Traceback" not in result.output
+    assert not (in_tmp / "trajectories").exists()
+
+
+def test_usage_errors(in_tmp: Path) -> None:
+    result = run("generate", "--theme", "shop", "--profile", "extreme")
+    assert result.exit_code == 2 and "extreme" in result.output
+    result = run("validate", "missing.json")
+    assert result.exit_code == 2 and "missing.json: no such file" in result.output
+    result = run("generate", "--theme", "  ")
+    assert result.exit_code == 2 and "theme must not be empty" in result.output
+
+
+def test_improve_repairs_a_spec_in_place(in_tmp: Path) -> None:
+    data = json.loads(spec_to_json(make_small_world()))
+    data["pages"][2]["actions"] = [a for a in data["pages"][2]["actions"] if not a.get("is_back")]
+    path = in_tmp / "w.json"
+    path.write_text(json.dumps(data))
+    assert run("validate", str(path)).exit_code == 1
+    result = run("improve", str(path))
+    assert result.exit_code == 0, result.output
+    assert run("validate", str(path)).exit_code == 0
+
+
+def test_schema_command(in_tmp: Path) -> None:
+    result = run("spec", "schema")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["title"] == "WorldSpec"
+    assert run("spec", "schema", "--out", "s.json").exit_code == 0
+    assert json.loads((in_tmp / "s.json").read_text())["title"] == "WorldSpec"
+
+
+def test_build_summarises(in_tmp: Path) -> None:
+    result = run("build", "--theme", "recipe site", "--theme", "hotel", "--profile", "easy",
+                 "--max-shortest", "2", "--max-instances", "2")
+    assert result.exit_code == 0, result.output
+    assert "2 worlds" in result.output and "trajectories/s" in result.output
+    assert len(list((in_tmp / "trajectories").glob("*/candidates.jsonl"))) == 2
+
+
+def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
+    exe = shutil.which("webworld", path=str(Path(sys.executable).parent))
+    assert exe, "the webworld console script is installed next to the interpreter"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = subprocess.run([exe, "validate", str(bad)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert "malformed JSON at line 1, column 2" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout

@@ -1,0 +1,89 @@
+"""The offline proposer: deterministic, valid, within its profile, for any theme."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webworld.errors import UsageError
+from webworld.propose.archetypes import ARCHETYPES, match_archetype
+from webworld.propose.procedural import generate, profile_problems, shortest_paths_to_terminals
+from webworld.propose.profiles import PROFILES
+from webworld.spec.io import spec_to_json
+from webworld.spec.validate import validate
+
+THEME_WORDS = sorted({k for a in ARCHETYPES.values() for k in a.keywords})
+
+
+def test_same_inputs_same_bytes_and_seeds_differ() -> None:
+    a = spec_to_json(generate("online bookstore", "medium", 1).spec)
+    b = spec_to_json(generate("online bookstore", "medium", 1).spec)
+    c = spec_to_json(generate("online bookstore", "medium", 2).spec)
+    assert a == b
+    assert a != c
+
+
+def test_library_size() -> None:
+    assert len(ARCHETYPES) >= 20
+    required = {"shop", "flights", "hotel", "bank", "email", "forum", "recipes", "jobs",
+                "real_estate", "food_delivery", "clinic", "courses", "tickets", "car_rental",
+                "project_tracker", "music", "news", "government_form", "library",
+                "support_desk"}
+    assert required <= set(ARCHETYPES)
+
+
+def test_unmatched_theme_maps_to_closest_and_says_so() -> None:
+    match = match_archetype("fligth")
+    assert not match.exact
+    assert match.archetype.key == "flights"
+    assert "matches no archetype" in match.note
+    proposal = generate("qwertyuiop", "easy", 0)
+    assert "matches no archetype" in proposal.notes[0]
+    assert validate(proposal.spec).valid
+
+
+def test_unknown_profile_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown profile 'extreme'"):
+        generate("hotel", "extreme", 0)
+
+
+def test_worlds_use_the_ui_pattern_library() -> None:
+    kinds: set[str] = set()
+    ops: set[str] = set()
+    for seed in range(6):
+        spec = generate("online bookstore", "hard", seed).spec
+        kinds |= {e.kind for p in spec.pages for e in p.elements}
+        ops |= {g.op for p in spec.pages for a in p.actions for g in a.gui}
+    assert {"cookie_banner", "search_box", "hover_menu", "select", "radio", "checkbox",
+            "slider", "date_picker", "tabs", "modal", "text_input", "link",
+            "button"} - kinds <= {"date_picker"}  # shops have no booking flow
+    assert {"click", "type", "select", "key_press", "check", "drag"} <= ops
+
+
+def test_content_is_realistic_and_seeded() -> None:
+    spec = generate("hotel booking", "easy", 4).spec
+    text = spec_to_json(spec)
+    assert "lorem" not in text.lower()
+    assert any(b.kind == "cards" for p in spec.pages for b in p.content)
+    assert spec.provenance.seed == 4 and spec.provenance.archetype == "hotel"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    theme=st.one_of(
+        st.sampled_from(THEME_WORDS).map(lambda w: f"online {w}"),
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz ", min_size=1, max_size=20)
+        .filter(lambda s: s.strip()),
+    ),
+    profile=st.sampled_from(sorted(PROFILES)),
+    seed=st.integers(min_value=0, max_value=10_000),
+)
+def test_any_theme_profile_seed_gives_a_valid_world(theme: str, profile: str, seed: int) -> None:
+    spec = generate(theme, profile, seed).spec
+    report = validate(spec)
+    assert report.valid, report.errors
+    assert profile_problems(spec, PROFILES[profile]) == []
+    lengths = shortest_paths_to_terminals(spec)
+    assert len(lengths) == PROFILES[profile].terminals
+    assert all(v is not None for v in lengths.values())  # every terminal is reachable

@@ -1,0 +1,42 @@
+"""The `webworld` command: one sub-command per stage of the flow."""
+
+from __future__ import annotations
+
+import typer
+
+from webworld import __version__
+from webworld.cli.build_cmd import build_cmd
+from webworld.cli.explore_cmd import explore_cmd
+from webworld.cli.generate_cmd import generate_cmd, improve_cmd
+from webworld.cli.spec_cmd import spec_app, validate_cmd
+from webworld.propose.archetypes import ARCHETYPES
+
+app = typer.Typer(
+    name="webworld",
+    help="Synthetic web worlds and verified trajectories for training GUI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(spec_app, name="spec")
+app.command("generate")(generate_cmd)
+app.command("validate")(validate_cmd)
+app.command("improve")(improve_cmd)
+app.command("explore")(explore_cmd)
+app.command("build")(build_cmd)
+
+
+@app.command("archetypes")
+def archetypes() -> None:
+    """List the site archetypes themes map to."""
+    for arch in ARCHETYPES.values():
+        typer.echo(f"{arch.key:16} {arch.title:22} {', '.join(arch.keywords[:6])}")
+
+
+@app.command("version")
+def version() -> None:
+    typer.echo(__version__)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,31 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from webworld.spec.graph import DEFAULT_STATE_BUDGET
+
+
+class ProfileChoice(StrEnum):
+    easy = "easy"
+    medium = "medium"
+    hard = "hard"
+
+
+SPECS_DIR = Path("fsm_specs")
+TRAJECTORIES_DIR = Path("trajectories")
+
+StateBudget = typer.Option(DEFAULT_STATE_BUDGET, "--state-budget", min=1,
+                           help="Most states BFS may visit before it reports the cut.")
+
+MaxDepth = typer.Option(None, "--max-depth", min=1, help="BFS depth limit (default: none).")
+ExtraSteps = typer.Option(1, "--extra-steps", min=0,
+                          help="Also keep paths up to this many steps longer than the shortest.")
+MaxShortest = typer.Option(32, "--max-shortest", min=1,
+                           help="Shortest paths kept per task instance.")
+MaxLonger = typer.Option(1, "--max-longer", min=0, help="Longer paths kept per task instance.")
+MaxInstances = typer.Option(48, "--max-instances", min=1, help="Task instances kept per task.")
