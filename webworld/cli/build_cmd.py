@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.generate_cmd import propose_world
 from webworld.cli.options import (
@@ -26,8 +26,6 @@ from webworld.cli.options import (
 )
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
 from webworld.spec.io import save_spec
-
-out = Console(highlight=False, soft_wrap=True)
 
 DEFAULT_THEMES = ["online bookstore", "flight booking", "hotel booking"]
 

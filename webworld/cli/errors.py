@@ -7,12 +7,11 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import typer
-from rich.console import Console
 
+from webworld.cli.console import err
 from webworld.errors import WebworldError
 
 F = TypeVar("F", bound=Callable[..., object])
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def reports_errors(fn: F) -> F:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import (
     TRAJECTORIES_DIR,
@@ -26,7 +26,6 @@ from webworld.explore.candidates import (
 )
 from webworld.spec.io import load_spec
 
-out = Console(highlight=False, soft_wrap=True)
 
 @reports_errors
 def explore_cmd(

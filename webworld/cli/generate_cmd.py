@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import SPECS_DIR, ProfileChoice, StateBudget
 from webworld.errors import WebworldError
@@ -14,8 +14,6 @@ from webworld.propose.improve import ImproveResult, improve
 from webworld.propose.procedural import generate
 from webworld.spec.io import load_spec, save_spec
 from webworld.spec.models import WorldSpec
-
-out = Console(highlight=False, soft_wrap=True)
 
 
 def propose_world(theme: str, profile: str, seed: int, state_budget: int) -> ImproveResult:

@@ -6,16 +6,15 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import StateBudget
 from webworld.fsio import atomic_write_json, dumps_json
 from webworld.spec.io import load_spec, spec_schema
 from webworld.spec.validate import CHECK_CODES, Report, validate
 
-out = Console(highlight=False, soft_wrap=True)
 spec_app = typer.Typer(help="The world-spec format.", no_args_is_help=True)
 
 
