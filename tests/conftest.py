@@ -66,3 +66,34 @@ def make_small_world() -> WorldSpec:
 def small_world() -> WorldSpec:
     """A fresh copy of :func:`make_small_world` for each test (tests may mutate it)."""
     return make_small_world()
+
+
+# --- rendered worlds, served on loopback (render / serve / verify tests) -------------------
+
+
+class World:
+    """A generated, rendered and explored world in a temp folder."""
+
+    def __init__(self, root, theme_name: str, profile: str = "easy", seed: int = 0,
+                 site_theme: str | None = None, **caps: int) -> None:
+        from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
+        from webworld.propose.procedural import generate
+        from webworld.render.site import render_site
+
+        self.spec = generate(theme_name, profile, seed).spec
+        self.site_dir = render_site(self.spec, root / "sites" / self.spec.id, theme=site_theme)
+        self.traj_root = root / "trajectories"
+        config = ExploreConfig(**{"max_shortest": 1, "max_longer": 0, "max_instances": 1,
+                                  **caps})
+        self.explored = explore_world(self.spec, config)
+        write_candidates(self.explored, self.traj_root / self.spec.id)
+
+    @property
+    def world_dir(self):
+        return self.traj_root / self.spec.id
+
+
+@pytest.fixture(scope="session")
+def bookstore(tmp_path_factory) -> World:
+    """An easy bookstore world, rendered and explored once per test session (read-only)."""
+    return World(tmp_path_factory.mktemp("bookstore"), "online bookstore")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from webworld.propose.procedural import generate
 from webworld.propose.improve import improve
+from webworld.propose.procedural import generate
 from webworld.spec.io import load_spec, spec_to_json
 from webworld.spec.validate import validate
 

@@ -1,9 +1,11 @@
-"""`webworld build`: the pipeline from themes to data, with progress and a summary."""
+"""`webworld build`: themes -> specs -> sites -> candidates -> verified data -> dataset."""
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
@@ -18,16 +20,18 @@ from webworld.cli.options import (
     TRAJECTORIES_DIR,
     ExtraSteps,
     MaxDepth,
-    MaxInstances,
-    MaxLonger,
-    MaxShortest,
     ProfileChoice,
     StateBudget,
 )
+from webworld.cli.site_cmd import SITES_DIR
+from webworld.cli.verify_cmd import Workers, run_verification
+from webworld.data.export import export_dataset
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
+from webworld.render.site import render_site
 from webworld.spec.io import save_spec
 
-DEFAULT_THEMES = ["online bookstore", "flight booking", "hotel booking"]
+DEFAULT_THEMES = ["online bookstore", "flight booking", "recipe site"]
+DATASET_DIR = Path("datasets/webworld")
 
 
 @dataclass
@@ -36,10 +40,9 @@ class WorldRow:
     archetype: str
     pages: int
     states: int
-    tasks: int
     candidates: int
-    cuts: int
-    seconds: float
+    verified: int = 0
+    failures: Counter = field(default_factory=Counter)
 
 
 @reports_errors
@@ -49,57 +52,88 @@ def build_cmd(
     profile: ProfileChoice = typer.Option(ProfileChoice.medium, "--profile", "-p"),
     seed: int = typer.Option(0, "--seed", "-s"),
     specs_dir: Path = typer.Option(SPECS_DIR, "--specs-out"),
-    out_dir: Path = typer.Option(TRAJECTORIES_DIR, "--out", "-o"),
+    sites_dir: Path = typer.Option(SITES_DIR, "--sites-out"),
+    traj_dir: Path = typer.Option(TRAJECTORIES_DIR, "--out", "-o"),
+    dataset_dir: Path = typer.Option(DATASET_DIR, "--dataset-out"),
     state_budget: int = StateBudget,
     max_depth: int = MaxDepth,
     extra_steps: int = ExtraSteps,
-    max_shortest: int = MaxShortest,
-    max_longer: int = MaxLonger,
-    max_instances: int = MaxInstances,
+    max_shortest: int = typer.Option(2, "--max-shortest", min=1,
+                                     help="Shortest paths kept per task instance."),
+    max_longer: int = typer.Option(1, "--max-longer", min=0),
+    max_instances: int = typer.Option(3, "--max-instances", min=1,
+                                      help="Task instances kept per task."),
+    workers: int = Workers,
+    verify: bool = typer.Option(True, "--verify/--no-verify", help="Replay in Chromium."),
 ) -> None:
-    """Generate -> validate/improve -> explore, for each theme; prints a summary table."""
+    """The whole pipeline for each theme, offline: generate, validate/improve, render,
+    explore, verify in Chromium (served on loopback), export; then a summary."""
     config = ExploreConfig(state_budget=state_budget, max_depth=max_depth,
                            extra_steps=extra_steps, max_shortest=max_shortest,
                            max_longer=max_longer, max_instances=max_instances)
     started = time.perf_counter()
+    rows = _prepare_worlds(themes, profile.value, seed, specs_dir, sites_dir, traj_dir, config)
+    if verify:
+        run_verification([sites_dir / r.world for r in rows], traj_dir, workers=workers)
+        _merge(rows, traj_dir)
+        if sum(r.verified for r in rows):
+            summary = export_dataset(traj_dir, dataset_dir, worlds=[r.world for r in rows])
+            out.print(f"dataset: {dataset_dir}/ ({summary.trajectories} trajectories, {summary.steps} steps)")
+    _summary(rows, time.perf_counter() - started, verify)
+
+
+def _prepare_worlds(themes: list[str], profile: str, seed: int, specs_dir: Path,
+                    sites_dir: Path, traj_dir: Path, config: ExploreConfig) -> list[WorldRow]:
     rows = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=out, transient=True) as progress:
-        bar = progress.add_task("building worlds", total=len(themes))
+    columns = (TextColumn("{task.description}"), BarColumn(),
+               TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+    with Progress(*columns, console=out, transient=True) as progress:
+        bar = progress.add_task("worlds", total=len(themes))
         for theme in themes:
             progress.update(bar, description=f"{theme}: propose")
-            rows.append(_build_one(theme, profile.value, seed, specs_dir, out_dir, config,
-                                   lambda stage, t=theme: progress.update(bar, description=f"{t}: {stage}")))
+            spec = propose_world(theme, profile, seed, config.state_budget).spec
+            save_spec(spec, specs_dir / f"{spec.id}.json")
+            progress.update(bar, description=f"{theme}: render")
+            render_site(spec, sites_dir / spec.id)
+            progress.update(bar, description=f"{theme}: explore")
+            result = explore_world(spec, config)
+            write_candidates(result, traj_dir / spec.id)
+            rows.append(WorldRow(spec.id, spec.provenance.archetype, len(spec.pages),
+                                 result.states, len(result.candidates)))
             progress.advance(bar)
-    _summary(rows, time.perf_counter() - started)
+    return rows
 
 
-def _build_one(theme: str, profile: str, seed: int, specs_dir: Path, out_dir: Path,
-               config: ExploreConfig, stage) -> WorldRow:
-    t0 = time.perf_counter()
-    spec = propose_world(theme, profile, seed, config.state_budget).spec
-    save_spec(spec, specs_dir / f"{spec.id}.json")
-    stage("explore")
-    result = explore_world(spec, config)
-    write_candidates(result, out_dir / spec.id)
-    return WorldRow(spec.id, spec.provenance.archetype, len(spec.pages), result.states,
-                    len(spec.tasks), len(result.candidates), len(result.cuts),
-                    time.perf_counter() - t0)
+def _merge(rows: list[WorldRow], traj_dir: Path) -> None:
+    """Counts from the records on disk (they include work resumed from earlier runs)."""
+    for row in rows:
+        world = traj_dir / row.world
+        row.verified = len(_records(world / "verified.jsonl"))
+        row.failures = Counter(r["failure"] for r in _records(world / "failures.jsonl"))
 
 
-def _summary(rows: list[WorldRow], seconds: float) -> None:
-    table = Table("world", "archetype", "pages", "states", "tasks", "candidates", "caps hit",
-                  "seconds", title="webworld build")
+def _records(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _summary(rows: list[WorldRow], seconds: float, verified: bool) -> None:
+    table = Table("world", "archetype", "pages", "states", "candidates", "verified",
+                  "failure classes", title="webworld build")
     for r in rows:
-        table.add_row(r.world, r.archetype, str(r.pages), str(r.states), str(r.tasks),
-                      str(r.candidates), str(r.cuts), f"{r.seconds:.2f}")
-    total = sum(r.candidates for r in rows)
-    table.add_section()
-    table.add_row(f"{len(rows)} worlds", "", str(sum(r.pages for r in rows)),
-                  str(sum(r.states for r in rows)), str(sum(r.tasks for r in rows)), str(total),
-                  str(sum(r.cuts for r in rows)), f"{seconds:.2f}")
+        classes = ", ".join(f"{k}: {v}" for k, v in sorted(r.failures.items())) or "-"
+        table.add_row(r.world, r.archetype, str(r.pages), str(r.states), str(r.candidates),
+                      str(r.verified) if verified else "-", classes)
     out.print(table)
+    candidates = sum(r.candidates for r in rows)
+    total = sum(r.verified for r in rows) if verified else candidates
+    what = "verified trajectories" if verified else "candidate trajectories"
+    if verified and candidates:
+        failed = sum(sum(r.failures.values()) for r in rows)
+        out.print(f"verified {total} of {candidates} candidates ({100 * total / candidates:.1f}%); "
+                  f"{failed} failed, each with its class in {TRAJECTORIES_DIR}/<world>/failures.jsonl")
     rate = total / seconds if seconds else 0.0
-    out.print(f"{total} candidate trajectories from {len(rows)} worlds in {seconds:.1f}s "
-              f"({rate:.0f} trajectories/s). Specs in {SPECS_DIR}/, candidates in "
-              f"{TRAJECTORIES_DIR}/<world>/candidates.jsonl")
+    out.print(f"{total} {what} from {len(rows)} worlds in {seconds:.1f}s ({rate:.2f} "
+              f"trajectories/s). Specs: {SPECS_DIR}/  sites: {SITES_DIR}/  data: "
+              f"{TRAJECTORIES_DIR}/<world>/" + (f"  dataset: {DATASET_DIR}/" if verified else ""))

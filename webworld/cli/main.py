@@ -7,8 +7,11 @@ import typer
 from webworld import __version__
 from webworld.cli.build_cmd import build_cmd
 from webworld.cli.explore_cmd import explore_cmd
+from webworld.cli.export_cmd import export_cmd
 from webworld.cli.generate_cmd import generate_cmd, improve_cmd
+from webworld.cli.site_cmd import render_cmd, serve_cmd
 from webworld.cli.spec_cmd import spec_app, validate_cmd
+from webworld.cli.verify_cmd import verify_cmd
 from webworld.propose.archetypes import ARCHETYPES
 
 app = typer.Typer(
@@ -23,7 +26,11 @@ app.command("generate")(generate_cmd)
 app.command("validate")(validate_cmd)
 app.command("improve")(improve_cmd)
 app.command("explore")(explore_cmd)
+app.command("render")(render_cmd)
+app.command("serve")(serve_cmd)
+app.command("verify")(verify_cmd)
 app.command("build")(build_cmd)
+app.command("export")(export_cmd)
 
 
 @app.command("archetypes")

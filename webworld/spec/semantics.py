@@ -11,7 +11,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from webworld.spec.models import Action, Condition, Effect, Scalar, Variable, WorldSpec
+from webworld.spec.models import (
+    Action,
+    Condition,
+    Effect,
+    Element,
+    Page,
+    Scalar,
+    Variable,
+    WorldSpec,
+)
 
 Value = Scalar | tuple[Scalar, ...] | None
 Params = tuple[tuple[str, Scalar], ...]
@@ -161,6 +170,36 @@ def apply_effect(var: Variable, effect: Effect, current: Value, params: dict[str
 # --- the compiled machine ----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Reach:
+    """When a person can operate an action: every ``shown`` condition holds (its controls
+    and their containers are displayed) and no overlay in ``blockers`` is open (each
+    entry: the conditions under which a blocking overlay not containing the trigger shows)."""
+
+    shown: tuple[Condition, ...]
+    blockers: tuple[tuple[Condition, ...], ...]
+
+
+def reach_of(page: Page, action: Action) -> Reach | None:
+    elements = {e.id: e for e in page.elements}
+
+    def chain(element_id: str | None) -> list[Element]:
+        out: list[Element] = []
+        while element_id in elements and elements[element_id] not in out:
+            out.append(elements[element_id])
+            element_id = elements[element_id].parent
+        return out
+
+    controls = {s.element for s in action.gui} | {s.target for s in action.gui if s.target}
+    shown = tuple(c for cid in sorted(controls) for e in chain(cid) for c in e.visible_when)
+    trigger_chain = {e.id for e in chain(action.trigger.element)}
+    blockers = tuple(
+        tuple(c for e in chain(b.id) for c in e.visible_when)
+        for b in page.elements if b.blocking and b.id not in trigger_chain
+    )
+    return Reach(shown, blockers) if shown or blockers else None
+
+
 def param_assignments(action: Action) -> list[Params]:
     """Every combination of parameter values, in a deterministic order."""
     params = sorted(action.params, key=lambda p: p.name)
@@ -188,6 +227,7 @@ class Machine:
         self._firings = {
             p.id: [(a, param_assignments(a)) for a in p.actions] for p in spec.pages
         }
+        self._reach = {a.id: reach_of(p, a) for p in spec.pages for a in p.actions}
 
     def initial_state(self, page: str | None = None) -> State:
         return State(page or self.spec.home, tuple(initial_value(v) for v in self.variables))
@@ -202,8 +242,19 @@ class Machine:
             return False
         return check(cond, state.values[self.index[cond.var]])
 
+    def reachable(self, state: State, action: Action) -> bool:
+        """Can a person operate the action's controls: shown, and not behind an overlay?"""
+        reach = self._reach.get(action.id)
+        if reach is None:
+            return True
+        if not all(self.holds(c, state) for c in reach.shown):
+            return False
+        return not any(all(self.holds(c, state) for c in overlay) for overlay in reach.blockers)
+
     def fire(self, state: State, action: Action, params: Params) -> StepResult:
         """Apply one action with bound parameters; guards and domains decide if it may."""
+        if not self.reachable(state, action):
+            return StepResult(False, state, "That control is not available right now.")
         bound = dict(params)
         failed = self._failed_guard(state, action, bound)
         if failed is not None:
@@ -250,6 +301,8 @@ class Machine:
     def transitions(self, state: State) -> Iterator[Transition]:
         """Every enabled firing from ``state`` that changes it (self-loops are dropped)."""
         for action, assignments in self._firings.get(state.page, ()):
+            if not self.reachable(state, action):
+                continue
             for params in assignments:
                 bound = dict(params)
                 if self._failed_guard(state, action, bound) is not None:

@@ -1,0 +1,49 @@
+"""Starting Chromium through Playwright: Debian's build when present, never a download."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from playwright.async_api import Browser, Playwright
+
+from webworld.errors import WebworldError
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--font-render-hinting=none",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def chromium_path() -> str | None:
+    """``WEBWORLD_CHROMIUM``, else /usr/bin/chromium, else None (Playwright's own build)."""
+    configured = os.environ.get("WEBWORLD_CHROMIUM")
+    if configured:
+        if not Path(configured).is_file():
+            raise WebworldError(f"WEBWORLD_CHROMIUM={configured} is not a file")
+        return configured
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium") or ""):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+async def launch_browser(playwright: Playwright) -> Browser:
+    try:
+        return await playwright.chromium.launch(executable_path=chromium_path(),
+                                                args=CHROMIUM_ARGS, headless=True)
+    except Exception as exc:  # Playwright raises its own Error with a long log
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WebworldError(f"could not start Chromium ({first}); install Debian's "
+                            "chromium or set WEBWORLD_CHROMIUM") from None

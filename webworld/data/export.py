@@ -1,0 +1,639 @@
+"""Export verified trajectories as datasets: JSONL, Parquet, a HF ``DatasetDict``, SFT chat.
+
+Input: ``<traj_root>/<world>/verified.jsonl`` (+ ``failures.jsonl``, ``images/``), as
+described in :mod:`webworld.data.records`. Output, under ``out_dir``::
+
+    jsonl/<split>.jsonl                 trajectories, screenshot paths relative to out_dir
+    images/<world>/<trajectory>/<n>.png screenshots (copies)
+    parquet/<split>.parquet             one row per step, screenshots embedded (Image feature)
+    hf/                                 the same rows as a DatasetDict (save_to_disk)
+    sft/<split>.jsonl                   one chat per step: {"messages": [...], "screenshot": path}
+    assets/                             pictures for the card
+    README.md                           dataset card (Hugging Face YAML header)
+    manifest.json                       counts, splits and files (marks the folder as ours)
+
+Everything is built in a temporary folder next to ``out_dir`` that then replaces it in
+one rename, so a reader sees the old export or the new one, never a mix. A folder that
+is not an earlier export is never replaced. The input is read twice (check and count,
+then write); the second pass reads only the bytes the first pass saw, so a verifier still
+appending to ``verified.jsonl`` cannot make the two disagree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from webworld.data.card import write_card
+from webworld.data.prompting import step_messages
+from webworld.data.reading import JsonlRead, RecordError, iter_verified, read_failures
+from webworld.data.records import VerifiedTrajectory
+from webworld.data.splits import SPLITS, assign_splits, check_fractions
+from webworld.data.thoughts import thought_for_step
+from webworld.errors import UsageError
+from webworld.fsio import atomic_write_json
+
+FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
+DEFAULT_SCREENSHOTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+MANIFEST = "manifest.json"
+MANIFEST_KEY = "webworld_export"
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+@dataclass
+class WorldSummary:
+    world_id: str
+    theme: str = ""
+    split: str | None = None          # None: no verified trajectories, not exported
+    trajectories: int = 0
+    steps: int = 0
+    fsm_steps: int = 0                # sum of the trajectories' FSM lengths
+    failures: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0               # repeated trajectory ids dropped (first one kept)
+    skipped_lines: list[str] = field(default_factory=list)  # trailing partial lines
+
+    @property
+    def mean_length(self) -> float:
+        return self.fsm_steps / self.trajectories if self.trajectories else 0.0
+
+
+@dataclass
+class SplitSummary:
+    worlds: list[str] = field(default_factory=list)
+    trajectories: int = 0
+    steps: int = 0
+
+
+@dataclass
+class ExportSummary:
+    out_dir: Path
+    formats: tuple[str, ...]
+    seed: int
+    fractions: tuple[float, float, float]
+    splits: dict[str, SplitSummary]
+    worlds: dict[str, WorldSummary]
+    paths: dict[str, list[Path]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def trajectories(self) -> int:
+        return sum(s.trajectories for s in self.splits.values())
+
+    @property
+    def steps(self) -> int:
+        return sum(s.steps for s in self.splits.values())
+
+    def split_of(self, world_id: str) -> str | None:
+        return self.worlds[world_id].split
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, paths relative to ``out_dir``, no timings (same input, same bytes)."""
+        return {
+            MANIFEST_KEY: 1,
+            "formats": list(self.formats),
+            "seed": self.seed,
+            "fractions": list(self.fractions),
+            "splits": {k: asdict(v) for k, v in self.splits.items()},
+            "worlds": {k: {**asdict(v), "mean_length": round(v.mean_length, 3)}
+                       for k, v in self.worlds.items()},
+            "paths": {k: [_rel(p, self.out_dir) for p in v] for k, v in self.paths.items()},
+            "notes": list(self.notes),
+            "trajectories": self.trajectories,
+            "steps": self.steps,
+        }
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- the export -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Scan:
+    dir: Path
+    read: JsonlRead
+    summary: WorldSummary
+
+
+def export_dataset(traj_root: Path, out_dir: Path, *,
+                   formats: set[str] | frozenset[str] = frozenset(FORMATS),
+                   splits: tuple[float, float, float] = (0.8, 0.1, 0.1),
+                   seed: int = 0,
+                   worlds: list[str] | None = None,
+                   screenshots_dir: Path | None = DEFAULT_SCREENSHOTS_DIR,
+                   console: Console | None = None,
+                   progress: bool = True) -> ExportSummary:
+    """Export the verified trajectories under ``traj_root`` to ``out_dir`` (see the module doc).
+
+    Splits are by world (``splits`` = train, validation, test fractions); ``worlds`` limits
+    the export to those world ids. ``screenshots_dir`` holds PNGs for the dataset card
+    (when it has none, the card shows the first screenshots of two trajectories).
+    Raises :class:`~webworld.errors.UsageError` for bad arguments and
+    :class:`~webworld.data.reading.RecordError` (with file and line) for bad input.
+    """
+    started = time.perf_counter()
+    traj_root, out_dir = Path(traj_root), Path(out_dir)
+    formats = _check_formats(formats)
+    fractions = check_fractions(tuple(splits))  # type: ignore[arg-type]
+    world_dirs = _discover(traj_root, worlds)
+    _check_out_dir(out_dir, traj_root)
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console or Console(stderr=True),
+                   transient=True, disable=not progress)
+    with bar, _quiet_datasets(bool(set(formats) & {"parquet", "hf"})):
+        scans = _scan(world_dirs, bar)
+        summary = _plan(scans, out_dir, formats, fractions, seed)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+        try:
+            _build(tmp, scans, summary, screenshots_dir, bar)
+            _replace_dir(tmp, out_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _check_formats(formats: set[str] | frozenset[str]) -> tuple[str, ...]:
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown:
+        raise UsageError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    if not formats:
+        raise UsageError(f"no format chosen; choose from {', '.join(FORMATS)}")
+    return tuple(f for f in FORMATS if f in formats)
+
+
+def _discover(traj_root: Path, only: list[str] | None) -> list[Path]:
+    if not traj_root.exists():
+        raise UsageError("no such folder (expected <root>/<world>/verified.jsonl)", str(traj_root))
+    if not traj_root.is_dir():
+        raise UsageError("not a folder", str(traj_root))
+    found = {d.name: d for d in sorted(traj_root.iterdir())
+             if d.is_dir() and (d / "verified.jsonl").is_file()}
+    if not found:
+        raise RecordError("no <world>/verified.jsonl in this folder: nothing was verified yet",
+                          str(traj_root))
+    if only:
+        missing = sorted(set(only) - set(found))
+        if missing:
+            raise UsageError(f"no verified.jsonl for world(s) {', '.join(missing)}; "
+                             f"found {', '.join(found)}", str(traj_root))
+        return [found[w] for w in sorted(set(only))]
+    return list(found.values())
+
+
+def _check_out_dir(out_dir: Path, traj_root: Path) -> None:
+    out, root = out_dir.resolve(), traj_root.resolve()
+    if root == out or root.is_relative_to(out):
+        raise UsageError("the output folder holds the input; choose another --out", str(out_dir))
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise UsageError("exists and is not a folder", str(out_dir))
+        if any(out_dir.iterdir()) and not _is_export(out_dir):
+            raise UsageError("exists and is not a webworld export (no manifest.json); "
+                             "refusing to replace it", str(out_dir))
+
+
+def _is_export(folder: Path) -> bool:
+    try:
+        return json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get(MANIFEST_KEY) == 1
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
+    """Pass 1: check every line, count, find partial lines and duplicates."""
+    task = bar.add_task("checking records", total=len(world_dirs))
+    scans = []
+    owner: dict[str, str] = {}  # trajectory id -> world: ids are keys across the dataset
+    for world_dir in world_dirs:
+        bar.update(task, description=f"checking {world_dir.name}")
+        summary = WorldSummary(world_dir.name)
+        read = JsonlRead()
+        themes: Counter[str] = Counter()
+        for lineno, traj in _unique(iter_verified(world_dir, read), summary):
+            first = owner.setdefault(traj["id"], world_dir.name)
+            if first != world_dir.name:
+                raise RecordError(f"trajectory id {traj['id']!r} is also used in world {first}",
+                                  f"{world_dir / 'verified.jsonl'}:{lineno}")
+            summary.trajectories += 1
+            summary.steps += len(traj["steps"])
+            summary.fsm_steps += traj["length"]
+            themes[traj["theme"]] += 1
+        summary.theme = themes.most_common(1)[0][0] if themes else ""
+        if read.partial_line:
+            summary.skipped_lines.append(f"verified.jsonl:{read.partial_line}")
+        failures, fread = read_failures(world_dir)
+        summary.failures = dict(sorted(Counter(f["failure"] for f in failures).items()))
+        if fread.partial_line:
+            summary.skipped_lines.append(f"failures.jsonl:{fread.partial_line}")
+        scans.append(_Scan(world_dir, read, summary))
+        bar.advance(task)
+    return scans
+
+
+def _unique(records: Iterator[tuple[int, VerifiedTrajectory]], summary: WorldSummary
+            ) -> Iterator[tuple[int, VerifiedTrajectory]]:
+    seen: set[str] = set()
+    for lineno, traj in records:
+        if traj["id"] in seen:
+            summary.duplicates += 1
+            continue
+        seen.add(traj["id"])
+        yield lineno, traj
+
+
+def _plan(scans: list[_Scan], out_dir: Path, formats: tuple[str, ...],
+          fractions: tuple[float, float, float], seed: int) -> ExportSummary:
+    worlds = {s.summary.world_id: s.summary for s in scans}
+    usable = [w for w, s in worlds.items() if s.trajectories]
+    if not usable:
+        where = scans[0].dir.parent if scans else out_dir
+        raise RecordError(f"no verified trajectories in {len(scans)} verified.jsonl file(s)", str(where))
+    assignment, note = assign_splits(usable, fractions, seed)
+    summary = ExportSummary(out_dir, formats, seed, fractions,
+                            {s: SplitSummary() for s in SPLITS}, worlds)
+    for split, names in assignment.items():
+        for w in names:
+            worlds[w].split = split
+            summary.splits[split].worlds.append(w)
+            summary.splits[split].trajectories += worlds[w].trajectories
+            summary.splits[split].steps += worlds[w].steps
+    if note:
+        summary.notes.append(note)
+    empty = sorted(set(worlds) - set(usable))
+    if empty:
+        summary.notes.append(f"no verified trajectories (left out): {', '.join(empty)}")
+    for w, s in worlds.items():
+        for line in s.skipped_lines:
+            summary.notes.append(f"{w}: skipped a partial last line ({line})")
+        if s.duplicates:
+            summary.notes.append(f"{w}: dropped {s.duplicates} repeated trajectory id(s)")
+    return summary
+
+
+# --- pass 2: writing --------------------------------------------------------------------------
+
+
+def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
+           screenshots_dir: Path | None, bar: Progress) -> None:
+    formats = set(summary.formats)
+    by_world = {s.summary.world_id: s for s in scans}
+    staging = tmp / ".staging"
+    staging.mkdir()
+    examples: list[dict[str, Any]] = []
+    written: dict[str, list[Path]] = {}
+    live = [s for s in SPLITS if summary.splits[s].trajectories]
+    for split in live:
+        task = bar.add_task(f"writing {split}", total=summary.splits[split].steps)
+        sink = _SplitSink(tmp, split, formats, staging)
+        with sink:
+            for w in summary.splits[split].worlds:
+                scan = by_world[w]
+                records = iter_verified(scan.dir, JsonlRead(), scan.read.end)
+                for _, traj in _unique(records, WorldSummary(w)):
+                    sink.add(traj, scan.dir, examples, lambda t=task: bar.advance(t))
+        for kind, path in sink.outputs().items():
+            written.setdefault(kind, []).append(path)
+        bar.remove_task(task)
+    if formats & {"jsonl", "sft"}:
+        written["images"] = [tmp / "images"]
+    if formats & {"parquet", "hf"}:
+        written.update(_write_datasets(tmp, live, summary, formats, staging, bar))
+    shutil.rmtree(staging)
+    written["card"] = [tmp / "README.md"]
+    written["manifest"] = [tmp / MANIFEST]
+    summary.paths = {k: [summary.out_dir / p.relative_to(tmp) for p in v] for k, v in written.items()}
+    assets = _card_assets(tmp, scans, summary, screenshots_dir)
+    if assets:
+        summary.paths["assets"] = [summary.out_dir / "assets"]
+    write_card(tmp / "README.md", summary, examples, assets)
+    atomic_write_json(tmp / MANIFEST, summary.to_dict())
+
+
+class _SplitSink:
+    """Writes one split: trajectories, screenshots, SFT chats and staged step rows."""
+
+    def __init__(self, tmp: Path, split: str, formats: set[str], staging: Path) -> None:
+        self.tmp, self.split, self.formats = tmp, split, formats
+        self.images = bool(formats & {"jsonl", "sft"})
+        self.paths = {
+            "jsonl": tmp / "jsonl" / f"{split}.jsonl",
+            "sft": tmp / "sft" / f"{split}.jsonl",
+            "rows": staging / f"{split}.jsonl",
+        }
+        self.wanted = {"jsonl": "jsonl" in formats, "sft": "sft" in formats,
+                       "rows": bool(formats & {"parquet", "hf"})}
+        self.files: dict[str, Any] = {}
+
+    def __enter__(self) -> _SplitSink:
+        for kind, path in self.paths.items():
+            if self.wanted[kind]:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.files[kind] = path.open("w", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self.files.values():
+            handle.close()
+
+    def outputs(self) -> dict[str, Path]:
+        return {k: self.paths[k] for k in ("jsonl", "sft") if self.wanted[k]}
+
+    def _write(self, kind: str, record: dict[str, Any]) -> None:
+        if kind in self.files:
+            self.files[kind].write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    def add(self, traj: VerifiedTrajectory, world_dir: Path, examples: list[dict[str, Any]],
+            advance: Callable[[], None]) -> None:
+        world, intent = traj["world_id"], traj["intent"]
+        folder = f"images/{world}/{safe_name(traj['id'])}"
+        history: list[str] = []
+        steps_out = []
+        last = len(traj["steps"]) - 1
+        for n, step in enumerate(traj["steps"]):
+            obs = step["observation"]
+            src = world_dir / obs["screenshot"]
+            image = f"{folder}/{n}.png"
+            if self.images:
+                _copy(src, self.tmp / image)
+            thought = thought_for_step(step, intent, n == last)
+            if "sft" in self.files:
+                self._write("sft", {
+                    "messages": step_messages(intent, obs["axtree"], obs["url"], history,
+                                              thought, step["action"]),
+                    "screenshot": image,  # not "images": TRL would take the set for a VLM's
+                    "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
+                })
+            row = step_row(traj, n, thought, history)
+            self._write("rows", {**row, "screenshot": {"src": str(src), "path": image}})
+            _maybe_example(examples, row)
+            steps_out.append({**step, "observation": {**obs, "screenshot": image},
+                              "thought": thought})
+            history.append(step["action"])
+            advance()
+        self._write("jsonl", {**traj, "split": self.split, "steps": steps_out})
+
+
+def step_row(traj: VerifiedTrajectory, n: int, thought: str, history: list[str]) -> dict[str, Any]:
+    """One per-step row (all columns of :data:`STEP_COLUMNS` except the screenshot)."""
+    step = traj["steps"][n]
+    obs = step["observation"]
+    return {
+        "trajectory_id": traj["id"], "world_id": traj["world_id"], "task_id": traj["task_id"],
+        "theme": traj["theme"], "intent": traj["intent"],
+        "step": step["index"], "num_steps": len(traj["steps"]), "is_last": n == len(traj["steps"]) - 1,
+        "url": obs["url"], "axtree": obs["axtree"],
+        "action": step["action"], "bid": step["bid"], "bbox": step["bbox"], "thought": thought,
+        "history": list(history),
+        "fsm_index": step["fsm_index"], "fsm_action": step["fsm_action"],
+        "fsm_label": step["fsm_label"], "op": step["op"], "element": step["element"],
+        "element_label": step["element_label"], "value": step["value"], "page": step["page"],
+        "length": traj["length"], "shortest_length": traj["shortest_length"],
+        "slots": json.dumps(traj["slots"], ensure_ascii=False, sort_keys=True),
+    }
+
+
+STEP_COLUMNS: dict[str, str] = {
+    "trajectory_id": "id of the verified trajectory",
+    "world_id": "the synthetic site (splits are by world)",
+    "task_id": "task of the world spec",
+    "theme": "what the site is, e.g. online bookstore",
+    "intent": "the instruction given to the agent",
+    "step": "browser-action index within the trajectory",
+    "num_steps": "browser actions in the trajectory",
+    "is_last": "true for the step that completes the task",
+    "url": "page URL before the action",
+    "axtree": "accessibility text the agent reads, element ids in brackets",
+    "screenshot": "PNG of the viewport before the action (embedded)",
+    "action": "the action to predict, e.g. click('12')",
+    "bid": "element id the action targets",
+    "bbox": "target box [x, y, width, height] in CSS pixels (null if unknown)",
+    "thought": "short rationale, written from the step's fields",
+    "history": "earlier actions of the trajectory",
+    "fsm_index": "index of the FSM action this step belongs to",
+    "fsm_action": "spec action id",
+    "fsm_label": "spec action label",
+    "op": "GUI op: click / type / select / key_press / hover / drag / check / uncheck",
+    "element": "spec element id of the target",
+    "element_label": "label of the target",
+    "value": "typed text / chosen option (null if none)",
+    "page": "true page after the step",
+    "length": "FSM actions in the trajectory",
+    "shortest_length": "FSM actions on a shortest path for the task",
+    "slots": "task slot values (JSON)",
+}
+
+
+def step_features():  # -> datasets.Features
+    from datasets import Features, Image, List, Value
+
+    string, i32 = Value("string"), Value("int32")
+    types = {
+        "step": i32, "num_steps": i32, "is_last": Value("bool"), "screenshot": Image(),
+        "bbox": List(Value("float64")), "history": List(Value("string")),
+        "fsm_index": i32, "length": i32, "shortest_length": i32,
+    }
+    return Features({name: types.get(name, string) for name in STEP_COLUMNS})
+
+
+def _staged_rows(path: Path, advance: Callable[[], None]) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            shot = row["screenshot"]
+            row["screenshot"] = {"bytes": Path(shot["src"]).read_bytes(), "path": shot["path"]}
+            yield row
+            advance()
+
+
+def _write_datasets(tmp: Path, splits: list[str], summary: ExportSummary, formats: set[str],
+                    staging: Path, bar: Progress) -> dict[str, list[Path]]:
+    from datasets import Dataset, DatasetDict
+
+    features = step_features()
+    built: dict[str, Dataset] = {}
+    out: dict[str, list[Path]] = {}
+    for split in splits:
+        task = bar.add_task(f"step rows {split}", total=summary.splits[split].steps)
+        ds = Dataset.from_generator(
+            _staged_rows, features=features, cache_dir=str(staging / "cache"),
+            gen_kwargs={"path": staging / f"{split}.jsonl", "advance": lambda t=task: bar.advance(t)},
+            fingerprint=f"webworld-export-{split}-{uuid.uuid4().hex}", split=split)
+        if len(ds) != summary.splits[split].steps:
+            raise RuntimeError(f"{split}: {len(ds)} rows for {summary.splits[split].steps} steps")
+        if "parquet" in formats:
+            path = tmp / "parquet" / f"{split}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            bar.update(task, description=f"parquet {split}")
+            ds.to_parquet(str(path))
+            out.setdefault("parquet", []).append(path)
+        built[split] = ds
+        bar.remove_task(task)
+    if "hf" in formats:
+        DatasetDict(built).save_to_disk(str(tmp / "hf"))
+        out["hf"] = [tmp / "hf"]
+    built.clear()
+    return out
+
+
+def _maybe_example(examples: list[dict[str, Any]], row: dict[str, Any]) -> None:
+    """Keep up to 3 example steps for the card: different ops, different trajectories."""
+    if len(examples) >= 3 or any(e["op"] == row["op"] or e["trajectory_id"] == row["trajectory_id"]
+                                 for e in examples):
+        return
+    examples.append(row)
+
+
+def _card_assets(tmp: Path, scans: list[_Scan], summary: ExportSummary,
+                 screenshots_dir: Path | None) -> list[Path]:
+    """Copy the card's pictures into ``assets/``; returns their paths relative to the card."""
+    pngs = sorted(screenshots_dir.glob("*.png")) if screenshots_dir and screenshots_dir.is_dir() else []
+    picks: list[tuple[Path, str]] = [(p, p.name) for p in pngs]
+    if not picks:
+        picks = _first_screenshots(scans, summary)
+        where = f"no PNGs in {screenshots_dir}" if screenshots_dir else "no card screenshots given"
+        summary.notes.append(f"{where}: the card shows the first screenshots of "
+                             f"{len(picks)} trajectories")
+    out = []
+    for src, name in picks:
+        dest = tmp / "assets" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        out.append(Path("assets") / name)
+    return out
+
+
+def _first_screenshots(scans: list[_Scan], summary: ExportSummary) -> list[tuple[Path, str]]:
+    """Step 0 of two trajectories, from two worlds when there are two."""
+    picks: list[tuple[Path, str]] = []
+    order = [s for s in scans if s.summary.split] * 2  # second round: second trajectory
+    used: set[str] = set()
+    for scan in order:
+        for _, traj in _unique(iter_verified(scan.dir, JsonlRead(), scan.read.end), WorldSummary("")):
+            if traj["id"] in used:
+                continue
+            used.add(traj["id"])
+            src = scan.dir / traj["steps"][0]["observation"]["screenshot"]
+            picks.append((src, f"{safe_name(traj['id'])}-0.png"))
+            break
+        if len(picks) == 2:
+            break
+    return picks
+
+
+# --- files ------------------------------------------------------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of an id; ids that had to change get a short hash (no clashes)."""
+    import hashlib
+
+    safe = _UNSAFE.sub("_", text).strip(".") or "_"
+    if safe != text:
+        safe = f"{safe[:80]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return safe
+
+
+def _copy(src: Path, dest: Path) -> None:
+    # A copy, not a hard link: the verifier rewrites screenshots in place when it runs
+    # again (same inode), which would change an export that linked them.
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put ``new`` at ``target``: one atomic exchange where Linux offers it, else two renames."""
+    if not target.exists():
+        os.rename(new, target)
+        return
+    if _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old export
+        return
+    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """``renameat2(RENAME_EXCHANGE)``: swap two paths atomically. False when unsupported."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+@contextlib.contextmanager
+def _quiet_datasets(needed: bool) -> Iterator[None]:
+    """Silence the datasets library's own progress bars while ours runs."""
+    if not needed:  # only jsonl / sft: datasets is not imported at all
+        yield
+        return
+    import datasets
+
+    was_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_off:
+            datasets.enable_progress_bars()
+
+
+# --- loading helpers ----------------------------------------------------------------------------
+
+
+def load_sft_dataset(out_dir: Path, split: str = "train", *, with_images: bool = False,
+                     cache_dir: str | None = None):
+    """``sft/<split>.jsonl`` as a ``datasets.Dataset`` ready for ``trl.SFTTrainer``.
+
+    The records are text chats (a text-only model trains on them as they are) with the
+    screenshot's path relative to the export folder. ``with_images`` adds an ``images``
+    column of PIL images for a vision-language model and its processor.
+    """
+    from datasets import Image, List, load_dataset
+
+    out_dir = Path(out_dir).resolve()
+    ds = load_dataset("json", data_files={split: str(out_dir / "sft" / f"{split}.jsonl")},
+                      split=split, cache_dir=cache_dir)
+    if not with_images:
+        return ds
+    ds = ds.map(lambda r: {"images": [str(out_dir / r["screenshot"])]})
+    return ds.cast_column("images", List(Image()))

@@ -1,0 +1,261 @@
+"""Replaying one candidate trajectory in a real browser, checking the server's truth.
+
+Each GUI step becomes one or more browser actions, each preceded by an observation
+(the accessibility text and screenshot a policy would see). After every GUI step the
+server's true state must equal the expected one: unchanged after a non-trigger step
+(typing into a field), the candidate's expected state after the trigger. Any problem
+ends the replay with a classified :class:`Failure`; it is data, not an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from webworld import contract
+from webworld.browser.actions import BrowserAction, execute
+from webworld.browser.observe import Observation, observe
+from webworld.data.records import FailureRecord, VerifiedStep, VerifiedTrajectory
+from webworld.explore.candidates import expected_states
+from webworld.spec.models import WorldSpec
+from webworld.verify.gestures import Gesture, element_label, gestures
+
+# The target's observation id; a container (a hover menu) is acted on through its first
+# interactive descendant (the menu's trigger button).
+_FIND_JS = """s => {
+  const found = document.querySelectorAll(s);
+  if (!found.length) return [0, null];
+  const e = found[0];
+  const own = e.getAttribute('BID');
+  const inner = own ? null : e.querySelector('[BID]');
+  return [found.length, own || (inner ? inner.getAttribute('BID') : null)];
+}""".replace("BID", contract.BID_ATTR)
+
+
+@dataclass
+class Endpoint:
+    """Where a world is served and how to read its ground truth."""
+
+    url: str          # the world's base URL, e.g. http://127.0.0.1:8123/w/<world>
+    token: str
+
+
+@dataclass
+class ReplayConfig:
+    action_timeout_ms: float = 3000
+    navigation_timeout_ms: float = 10000
+    screenshots: bool = True
+
+
+class Failure(Exception):
+    """A classified replay failure (see webworld.data.records.FailureClass)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Truth:
+    """The ground-truth endpoint of one world, read with the run's token."""
+
+    def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient) -> None:
+        self.endpoint, self.client = endpoint, client
+        self.headers = {contract.TOKEN_HEADER: f"Bearer {endpoint.token}"}
+
+    async def state(self, sid: str) -> dict[str, Any]:
+        url = contract.TRUTH_STATE_URL.format(base=self.endpoint.url)
+        response = await self.client.get(url, params={"session": sid}, headers=self.headers)
+        if response.status_code >= 500:
+            raise Failure("server_error", f"ground truth answered {response.status_code}")
+        response.raise_for_status()
+        return response.json()
+
+    async def reset(self, sid: str, page: str) -> dict[str, Any]:
+        url = contract.TRUTH_RESET_URL.format(base=self.endpoint.url)
+        response = await self.client.post(url, params={"session": sid, "page": page},
+                                          headers=self.headers)
+        response.raise_for_status()
+        return response.json()
+
+
+@dataclass
+class Recorded:
+    step: VerifiedStep
+    image: bytes | None
+
+
+class Replay:
+    """One candidate on one page; call :meth:`run`."""
+
+    def __init__(self, page: Page, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
+                 config: ReplayConfig) -> None:
+        self.page, self.spec, self.candidate = page, spec, candidate
+        self.truth, self.config = truth, config
+        self.recorded: list[Recorded] = []
+        self.sid = ""
+
+    async def run(self) -> list[Recorded]:
+        await self._open()
+        expected = expected_states(self.candidate)
+        for k, step in enumerate(self.candidate["steps"]):
+            before = expected[k - 1] if k else self.candidate["start"]
+            for j, gui in enumerate(step["gui"]):
+                trigger = j == len(step["gui"]) - 1
+                await self._perform(k, step, gui, navigates=trigger)
+                await self._expect(expected[k] if trigger else before, step, gui)
+        return self.recorded
+
+    async def _open(self) -> None:
+        await self.page.context.clear_cookies()
+        await self._navigate(lambda: self.page.goto(f"{self.truth.endpoint.url}/"))
+        cookies = await self.page.context.cookies(f"{self.truth.endpoint.url}/")
+        value = next((c["value"] for c in cookies if c["name"] == contract.SESSION_COOKIE), "")
+        self.sid = value.partition(".")[0]
+        if not self.sid:
+            raise Failure("server_error", "the site set no session cookie")
+        start = self.candidate["start"]
+        if await self.truth.state(self.sid) != start:
+            await self.truth.reset(self.sid, start["page"])
+            await self._navigate(lambda: self.page.goto(f"{self.truth.endpoint.url}/"))
+
+    async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any], *,
+                       navigates: bool) -> None:
+        planned = gestures(self.spec, step["page"], gui)
+        for i, gesture in enumerate(planned):
+            seen = await observe(self.page, screenshot=self.config.screenshots)
+            bid = await self._resolve(gesture, seen)
+            action = BrowserAction(gesture.action, bid, gesture.arg)
+            self._record(k, step, gui, action, seen)
+            last = navigates and i == len(planned) - 1
+            if last:
+                await self._navigate(lambda a=action: self._act(a))
+            else:
+                await self._act(action)
+
+    async def _resolve(self, gesture: Gesture, seen: Observation) -> str:
+        """The observation id of the gesture's target, or a classified failure."""
+        count, bid = await self.page.evaluate(_FIND_JS, gesture.selector)
+        if count == 0:
+            raise Failure("element_missing", f"no element matches {gesture.selector}")
+        if count > 1:
+            raise Failure("action_error", f"{count} elements match {gesture.selector}")
+        if not bid:
+            raise Failure("element_hidden", f"{gesture.selector} is in the page but not visible")
+        return bid
+
+    async def _act(self, action: BrowserAction) -> None:
+        try:
+            await execute(self.page, action, timeout_ms=self.config.action_timeout_ms)
+        except PlaywrightTimeout as exc:
+            text = str(exc)
+            if "intercepts pointer events" in text:
+                raise Failure("element_covered", f"{action}: " + _line_with(
+                    text, "intercepts pointer events")) from None
+            if "not visible" in text or "outside of the viewport" in text:
+                raise Failure("element_hidden", _first_lines(text)) from None
+            raise Failure("action_error", _first_lines(text)) from None
+        except PlaywrightError as exc:
+            raise Failure("action_error", _first_lines(str(exc))) from None
+
+    async def _navigate(self, start) -> None:  # type: ignore[no-untyped-def]
+        """Run ``start`` and wait for the page load it causes; classify what goes wrong."""
+        try:
+            async with self.page.expect_navigation(
+                    wait_until="load", timeout=self.config.navigation_timeout_ms) as nav:
+                await start()
+            response = await nav.value
+        except PlaywrightTimeout:
+            raise Failure("navigation_timeout", "no page load after the action") from None
+        if response is not None and response.status >= 500:
+            raise Failure("server_error", f"HTTP {response.status} for {response.url}")
+        if response is not None and response.status >= 400:
+            raise Failure("action_error", f"HTTP {response.status} for {response.url}")
+
+    async def _expect(self, expected: dict[str, Any], step: dict[str, Any],
+                      gui: dict[str, Any]) -> None:
+        actual = await self.truth.state(self.sid)
+        if actual != expected:
+            raise Failure("state_mismatch", _diff(expected, actual, step, gui))
+        for rec in self.recorded:
+            if rec.step["fsm_index"] == step["index"] and not rec.step["page"]:
+                rec.step["page"] = actual["page"]
+
+    def _record(self, k: int, step: dict[str, Any], gui: dict[str, Any], action: BrowserAction,
+                seen: Observation) -> None:
+        node = seen.node(action.bid)
+        index = len(self.recorded)
+        self.recorded.append(Recorded(VerifiedStep(
+            index=index, fsm_index=k, fsm_action=step["action"], fsm_label=step["label"],
+            op=gui["op"], element=gui["element"],
+            element_label=element_label(self.spec, step["page"], gui["element"]),
+            value=gui.get("value") or gui.get("key"), action=str(action), bid=action.bid,
+            bbox=node.bbox if node else None,
+            observation={"url": seen.url, "axtree": seen.text,
+                         "screenshot": f"images/{self.candidate['id']}/{index:03d}.png"},
+            page="",
+        ), seen.screenshot))
+
+
+def _diff(expected: dict[str, Any], actual: dict[str, Any], step: dict, gui: dict) -> str:
+    where = f"after {gui['op']} on {gui['element']!r} (action {step['action']})"
+    if expected["page"] != actual["page"]:
+        return f"{where}: page is {actual['page']!r}, expected {expected['page']!r}"
+    changed = {k: (expected["vars"].get(k), v) for k, v in actual["vars"].items()
+               if expected["vars"].get(k) != v}
+    shown = ", ".join(f"{k}={a!r} (expected {e!r})" for k, (e, a) in list(changed.items())[:4])
+    return f"{where}: {shown}"
+
+
+def _line_with(text: str, needle: str) -> str:
+    """The (last) line of a Playwright call log that mentions ``needle``."""
+    lines = [line.strip(" -") for line in text.splitlines() if needle in line]
+    return lines[-1] if lines else _first_lines(text)
+
+
+def _first_lines(text: str, n: int = 2) -> str:
+    return " ".join(line.strip() for line in text.strip().splitlines()[:n])
+
+
+# --- one candidate, end to end ----------------------------------------------------------------
+
+
+async def verify_candidate(page: Page, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
+                           config: ReplayConfig, world_dir: Path, theme: str
+                           ) -> tuple[VerifiedTrajectory | None, FailureRecord | None]:
+    """Replay one candidate; on success write its screenshots and return its record."""
+    started = time.perf_counter()
+    replay = Replay(page, spec, candidate, truth, config)
+    try:
+        recorded = await replay.run()
+    except Failure as failure:
+        last = replay.recorded[-1].step if replay.recorded else None
+        return None, FailureRecord(
+            id=candidate["id"], world_id=candidate["world_id"], task_id=candidate["task_id"],
+            failure=failure.kind, step=last["index"] if last else 0,
+            fsm_action=last["fsm_action"] if last else "", message=str(failure),
+            seconds=round(time.perf_counter() - started, 3))
+    final = await truth.state(replay.sid)
+    _write_images(world_dir, recorded)
+    viewport = page.viewport_size or {"width": 0, "height": 0}
+    return VerifiedTrajectory(
+        id=candidate["id"], world_id=candidate["world_id"], task_id=candidate["task_id"],
+        intent=candidate["intent"], slots=candidate["slots"], length=candidate["length"],
+        shortest_length=candidate["shortest_length"], theme=theme,
+        viewport=[viewport["width"], viewport["height"]],
+        steps=[r.step for r in recorded], final_state=final,
+        seconds=round(time.perf_counter() - started, 3)), None
+
+
+def _write_images(world_dir: Path, recorded: list[Recorded]) -> None:
+    for rec in recorded:
+        if rec.image is not None:
+            path = world_dir / rec.step["observation"]["screenshot"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(rec.image)

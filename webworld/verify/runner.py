@@ -1,0 +1,167 @@
+"""Verify many candidates in parallel: N browser contexts, append-only, resumable.
+
+Outputs per world folder: ``verified.jsonl``, ``failures.jsonl``, ``images/`` and
+``verify_stats.json``. Re-running skips every candidate already recorded (verified or
+failed) and never writes a record twice; a killed run loses at most the trajectories
+that were in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.async_api import Browser, async_playwright
+
+from webworld.browser.launch import VIEWPORT, launch_browser
+from webworld.errors import WebworldError
+from webworld.fsio import atomic_write_json
+from webworld.spec.models import WorldSpec
+from webworld.verify.replay import Endpoint, ReplayConfig, Truth, verify_candidate
+from webworld.verify.store import JsonlStore
+
+
+@dataclass
+class WorldJob:
+    """One world to verify: its spec, where it is served, where its records go."""
+
+    spec: WorldSpec
+    endpoint: Endpoint
+    world_dir: Path
+    theme: str
+    candidates: list[dict[str, Any]]
+
+
+@dataclass
+class WorldStats:
+    world_id: str
+    candidates: int = 0
+    skipped: int = 0
+    verified: int = 0
+    failed: int = 0
+    steps: int = 0
+    failures: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(vars(self))
+        data["failures"] = dict(self.failures)
+        data["verified_per_second"] = round(self.verified / self.seconds, 3) if self.seconds else 0
+        return data
+
+
+Progress = Callable[[str, bool], None]
+"""Called after each candidate with its world id and whether it verified."""
+
+
+def load_candidates(world_dir: Path) -> list[dict[str, Any]]:
+    path = world_dir / "candidates.jsonl"
+    if not path.is_file():
+        raise WebworldError("no candidates: run `webworld explore` first", str(path))
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise WebworldError(f"malformed JSON at line {n}: {exc.msg}", str(path)) from None
+    return out
+
+
+async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
+                      config: ReplayConfig | None = None, retry_failed: bool = False,
+                      progress: Progress | None = None) -> list[WorldStats]:
+    """Verify every job's candidates with ``workers`` contexts of one Chromium."""
+    config = config or ReplayConfig()
+    if retry_failed:  # failed candidates run again: start their log afresh
+        for j in jobs:
+            (j.world_dir / "failures.jsonl").unlink(missing_ok=True)
+    stores = {j.spec.id: (JsonlStore(j.world_dir / "verified.jsonl"),
+                          JsonlStore(j.world_dir / "failures.jsonl")) for j in jobs}
+    stats = {j.spec.id: WorldStats(j.spec.id, candidates=len(j.candidates)) for j in jobs}
+    queue: asyncio.Queue[tuple[WorldJob, dict[str, Any]]] = asyncio.Queue()
+    for job in jobs:
+        verified, failed = stores[job.spec.id]
+        for cand in job.candidates:
+            if cand["id"] in verified.ids or cand["id"] in failed.ids:
+                stats[job.spec.id].skipped += 1
+            else:
+                queue.put_nowait((job, cand))
+    started = time.perf_counter()
+    try:
+        async with async_playwright() as pw, httpx.AsyncClient(timeout=10) as client:
+            browser = await launch_browser(pw)
+            try:
+                await asyncio.gather(*(
+                    _worker(browser, queue, client, config, stores, stats, progress)
+                    for _ in range(max(1, workers))))
+            finally:
+                await browser.close()
+    finally:
+        for verified, failed in stores.values():
+            verified.close()
+            failed.close()
+    elapsed = time.perf_counter() - started
+    for job in jobs:
+        st = stats[job.spec.id]
+        st.seconds = elapsed
+        atomic_write_json(job.world_dir / "verify_stats.json", st.to_dict())
+    return list(stats.values())
+
+
+async def _worker(browser: Browser, queue: asyncio.Queue, client: httpx.AsyncClient,
+                  config: ReplayConfig, stores: dict, stats: dict[str, WorldStats],
+                  progress: Progress | None) -> None:
+    context = await browser.new_context(viewport=VIEWPORT, device_scale_factor=1,
+                                        locale="en-US", timezone_id="UTC")
+    page = await context.new_page()
+    truths: dict[str, Truth] = {}
+    try:
+        while not queue.empty():
+            job, cand = queue.get_nowait()
+            truth = truths.setdefault(job.spec.id, Truth(job.endpoint, client))
+            record, failure = await verify_candidate(page, job.spec, cand, truth, config,
+                                                     job.world_dir, job.theme)
+            verified, failed = stores[job.spec.id]
+            st = stats[job.spec.id]
+            if record is not None:
+                verified.append(dict(record))
+                st.verified += 1
+                st.steps += len(record["steps"])
+            else:
+                failed.append(dict(failure))
+                st.failed += 1
+                st.failures[failure["failure"]] += 1
+            if progress:
+                progress(job.spec.id, record is not None)
+    finally:
+        await context.close()
+
+
+
+def verify_worlds(site_dirs: list[Path], traj_root: Path, *, workers: int = 4,
+                  config: ReplayConfig | None = None, retry_failed: bool = False,
+                  progress: Progress | None = None) -> list[WorldStats]:
+    """Serve the sites on loopback, then verify each world's candidates."""
+    # imported here: the server stack is only needed when a run actually verifies
+    from webworld.render.site import load_site
+    from webworld.serve.multi import WORLD_PREFIX, create_multi_app
+    from webworld.serve.runner import LiveServer
+
+    sites = [load_site(d) for d in site_dirs]
+    app = create_multi_app([s.root for s in sites])
+    token = app.state.truth_token
+    with LiveServer(app) as server:
+        jobs = [WorldJob(site.spec,
+                         Endpoint(server.url + WORLD_PREFIX.format(world=site.spec.id), token),
+                         traj_root / site.spec.id, site.theme.name,
+                         load_candidates(traj_root / site.spec.id))
+                for site in sites]
+        return asyncio.run(verify_jobs(jobs, workers=workers, config=config,
+                                       retry_failed=retry_failed, progress=progress))
