@@ -68,6 +68,7 @@ import argparse
 import asyncio
 import copy
 import gc
+import json
 import os
 import resource
 import shutil
@@ -181,6 +182,7 @@ class Run:
     load: float = 0.0
     images_mb: float = 0.0
     note: str = ""
+    messages: list[str] = field(default_factory=list)  # first failure messages
 
     @property
     def label(self) -> str:
@@ -339,6 +341,8 @@ async def bare_run(worlds: list[World], run: Run, progress: Callable[[], None],
                     run.on_goal += page.url == world.page_url(final)
                 except PlaywrightError as exc:
                     run.failures[type(exc).__name__] += 1
+                    if len(run.messages) < 3:
+                        run.messages.append(f"{cand['id']}: {str(exc).splitlines()[0]}")
                 progress()
         finally:
             await page.context.close()
@@ -470,6 +474,11 @@ class Bench:
         with bar:
             measured(run, lambda: verifier_run(jobs, run, config, tick))
         run.images_mb = sum(p.stat().st_size for p in out.rglob("*.png")) / 1e6
+        for path in sorted(out.glob("*/failures.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines()[:3]:
+                failure = json.loads(line)
+                run.messages.append(f"{failure['id']} step {failure['step']}: "
+                                    f"{failure['failure']}: {failure['message']}")
         shutil.rmtree(out, ignore_errors=True)
         return run
 
@@ -735,6 +744,10 @@ def main(argv: list[str] | None = None) -> int:
                                   note="screenshots off")
         console.print(throughput_table([(bare_at[n], verifier_at[n]) for n in mode["contexts"]],
                                        [no_shots], bare_at, verifier_at))
+        for run in [r for pair in zip(bare_at.values(), verifier_at.values()) for r in pair] + [
+                no_shots]:
+            for message in run.messages:
+                console.print(f"  failure in {run.label}, {run.contexts} context(s): {message}")
         console.print(scaling_table(bare_at, verifier_at))
 
         # 2. where the time goes (1 context)

@@ -37,8 +37,9 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
 }
+# Pages show per-session state: never cached. Static files (CSS, JS) may be.
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 class World:
@@ -263,6 +264,7 @@ def _add_security_headers(app: FastAPI) -> None:
     @app.middleware("http")
     async def headers(request: Request, call_next):  # type: ignore[no-untyped-def]
         response = await call_next(request)
-        for name, value in SECURITY_HEADERS.items():
+        static = request.url.path.startswith(f"{base_of(request)}/static/")
+        for name, value in {**SECURITY_HEADERS, **({} if static else NO_STORE)}.items():
             response.headers.setdefault(name, value)
         return response
