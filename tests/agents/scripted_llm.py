@@ -1,0 +1,87 @@
+"""A scripted OpenAI-compatible server (FastAPI on loopback) for the LLM-agent tests.
+
+Each request to ``/v1/chat/completions`` takes the next :class:`Reply` of the script (or
+``default`` when the script is empty) and is recorded, so tests can check what was sent.
+A reply can be malformed JSON, truncated output, a schema-invalid object, an HTTP error
+(429, 500, 401, 404) or slow; ``reject_formats`` makes the server refuse response
+formats it "does not support", as llama.cpp refuses ``json_schema``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+@dataclass
+class Reply:
+    content: str = "{}"
+    status: int = 200
+    delay: float = 0.0
+    finish_reason: str = "stop"
+    prompt_tokens: int = 100
+    completion_tokens: int = 50
+
+
+@dataclass
+class Script:
+    replies: deque[Reply] = field(default_factory=deque)
+    default: Reply | None = None
+    reject_formats: set[str] = field(default_factory=set)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    models: list[str] = field(default_factory=lambda: ["scripted-model"])
+
+    def push(self, *replies: Reply | str | dict) -> None:
+        for r in replies:
+            if isinstance(r, dict):
+                r = Reply(json.dumps(r))
+            self.replies.append(r if isinstance(r, Reply) else Reply(r))
+
+
+def create_scripted_app(script: Script) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        script.requests.append(body)
+        if body.get("model") not in script.models:
+            return _error(404, f"The model `{body.get('model')}` does not exist.")
+        fmt = (body.get("response_format") or {}).get("type")
+        if fmt in script.reject_formats:
+            return _error(400, f"response_format type {fmt!r} is not supported")
+        reply = script.replies.popleft() if script.replies else script.default
+        if reply is None:
+            return _error(500, "the script is empty")
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            return _error(reply.status, f"scripted error {reply.status}")
+        return JSONResponse({
+            "id": f"chatcmpl-{len(script.requests)}", "object": "chat.completion",
+            "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                         "message": {"role": "assistant", "content": reply.content}}],
+            "usage": {"prompt_tokens": reply.prompt_tokens,
+                      "completion_tokens": reply.completion_tokens,
+                      "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+        })
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": m, "object": "model"} for m in script.models]}
+
+    return app
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+            429: "rate_limit_error"}.get(status, "server_error")
+    return JSONResponse({"error": {"message": message, "type": kind, "code": None}},
+                        status_code=status)
