@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ class Script:
     reject_formats: set[str] = field(default_factory=set)
     requests: list[dict[str, Any]] = field(default_factory=list)
     models: list[str] = field(default_factory=lambda: ["scripted-model"])
+    responder: Callable[[dict[str, Any]], Reply | str | dict] | None = None
 
     def push(self, *replies: Reply | str | dict) -> None:
         for r in replies:
@@ -56,7 +58,14 @@ def create_scripted_app(script: Script) -> FastAPI:
         fmt = (body.get("response_format") or {}).get("type")
         if fmt in script.reject_formats:
             return _error(400, f"response_format type {fmt!r} is not supported")
-        reply = script.replies.popleft() if script.replies else script.default
+        if script.replies:
+            reply = script.replies.popleft()
+        elif script.responder is not None:
+            made = script.responder(body)
+            reply = made if isinstance(made, Reply) else Reply(
+                made if isinstance(made, str) else json.dumps(made))
+        else:
+            reply = script.default
         if reply is None:
             return _error(500, "the script is empty")
         if reply.delay:

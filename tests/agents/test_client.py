@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from tests.agents.scripted_llm import Reply, Script, create_scripted_app
+from tests.agents.scripted_llm import Reply
 from webworld.agents.client import BudgetExceeded, LLMClient, LLMError
 from webworld.agents.config import LLMConfig, Price, load_llm_config, parse_stages
 from webworld.errors import UsageError
-from webworld.serve.runner import LiveServer
 
 
 class Answer(BaseModel):
@@ -24,23 +23,6 @@ class Answer(BaseModel):
 
 GOOD = {"city": "Lisbon", "count": 3}
 ASK = [{"role": "user", "content": "Give me a city and a count."}]
-
-
-@pytest.fixture
-def llm(tmp_path: Path):
-    """(script, make_client): a scripted endpoint and a factory of clients for it."""
-    script = Script()
-    with LiveServer(create_scripted_app(script)) as server:
-        made = []
-
-        def make(**overrides) -> LLMClient:
-            made.append(1)  # each client its own cache unless a test shares one
-            settings = {"base_url": f"{server.url}/v1", "api_key": "k", "model": "scripted-model",
-                        "backoff_s": 0.01, "cache_dir": tmp_path / f"cache{len(made)}",
-                        **overrides}
-            config = LLMConfig(**settings)
-            return LLMClient(config)
-        yield script, make
 
 
 def ask(client: LLMClient, stage: str = "propose") -> Answer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -107,12 +108,15 @@ def test_schema_command(in_tmp: Path) -> None:
     assert json.loads((in_tmp / "s.json").read_text())["title"] == "WorldSpec"
 
 
-def test_build_summarises(in_tmp: Path) -> None:
-    result = run("build", "--theme", "recipe site", "--theme", "hotel", "--profile", "easy",
-                 "--max-shortest", "2", "--max-instances", "2")
+def test_build_goes_from_theme_to_verified_dataset(in_tmp: Path) -> None:
+    result = run("build", "--theme", "hotel", "--profile", "easy", "--max-shortest", "1",
+                 "--max-instances", "1", "--max-longer", "0", "--workers", "2")
     assert result.exit_code == 0, result.output
-    assert "2 worlds" in result.output and "trajectories/s" in result.output
-    assert len(list((in_tmp / "trajectories").glob("*/candidates.jsonl"))) == 2
+    assert re.search(r"verified (\d+) of \1 candidates \(100.0%\)", result.output)
+    world = next((in_tmp / "trajectories").iterdir())
+    assert (world / "verified.jsonl").read_text().count("\n") >= 3
+    assert (in_tmp / "datasets" / "webworld" / "README.md").is_file()
+    assert (in_tmp / "sites" / world.name / "manifest.json").is_file()
 
 
 def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:

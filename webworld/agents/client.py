@@ -18,65 +18,18 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
-from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
 
 from webworld.agents.config import LLMConfig
-from webworld.errors import WebworldError
+from webworld.agents.errors import BudgetExceeded, LLMError
+from webworld.agents.ledger import Ledger
 from webworld.fsio import atomic_write_json
 
 T = TypeVar("T", bound=BaseModel)
 MODES = ("json_schema", "json_object", "text")
-
-
-class LLMError(WebworldError):
-    """The endpoint cannot be used (down, wrong key, unknown model, bad replies)."""
-
-
-class BudgetExceeded(WebworldError):
-    """The run's token or dollar budget is spent; stages stop cleanly."""
-
-
-@dataclass
-class Usage:
-    calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    usd: float = 0.0
-    repairs: int = 0
-    retries: int = 0
-
-
-@dataclass
-class Ledger:
-    """Tokens and dollars per stage, shared by every client of a run."""
-
-    stages: dict[str, Usage] = field(default_factory=lambda: defaultdict(Usage))
-    unpriced: set[str] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, stage: str, **counts: float) -> None:
-        with self._lock:
-            usage = self.stages[stage]
-            for name, value in counts.items():
-                setattr(usage, name, getattr(usage, name) + value)
-
-    @property
-    def usd(self) -> float:
-        return sum(u.usd for u in self.stages.values())
-
-    @property
-    def tokens(self) -> int:
-        return sum(u.input_tokens + u.output_tokens for u in self.stages.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {stage: vars(u) for stage, u in self.stages.items()}
 
 
 class LLMClient:
@@ -92,16 +45,20 @@ class LLMClient:
     # --- public ---------------------------------------------------------------------------
 
     async def structured(self, stage: str, messages: list[dict[str, str]], schema: type[T],
-                         ) -> T:
-        """A reply parsed and validated as ``schema``, repairing invalid replies."""
+                         *, context: dict[str, Any] | None = None) -> T:
+        """A reply parsed and validated as ``schema`` (``context`` goes to its validators),
+        repairing invalid replies."""
         history = list(messages)
         problem = ""
         for attempt in range(self.config.max_repairs + 1):
-            text = await self._complete_structured(stage, history, schema)
+            text, cut = await self._complete_structured(stage, history, schema)
             try:
-                return schema.model_validate(_extract_json(text))
+                return schema.model_validate(_extract_json(text), context=context)
             except (ValueError, ValidationError) as exc:
                 problem = _describe_problem(exc)
+                if cut:
+                    problem = ("your reply was cut off at the token limit; write a shorter, "
+                               "complete reply. " + problem)
             if attempt < self.config.max_repairs:
                 self.ledger.add(stage, repairs=1)
                 history += [{"role": "assistant", "content": text[:8000]},
@@ -110,7 +67,7 @@ class LLMClient:
                        f"{self.config.max_repairs + 1} replies (last problem: {problem})")
 
     async def text(self, stage: str, messages: list[dict[str, str]]) -> str:
-        return await self._call(stage, messages, None)
+        return (await self._call(stage, messages, None))[0]
 
     async def close(self) -> None:
         await self._sdk.close()
@@ -118,25 +75,26 @@ class LLMClient:
     # --- structured-output negotiation ----------------------------------------------------
 
     async def _complete_structured(self, stage: str, messages: list[dict[str, str]],
-                                   schema: type[BaseModel]) -> str:
+                                   schema: type[BaseModel]) -> tuple[str, bool]:
         modes = [self.mode] if self.mode else list(MODES)
         for mode in modes:
             try:
-                text = await self._call(stage, _with_schema(messages, schema, mode),
-                                        _response_format(schema, mode))
+                reply = await self._call(stage, _with_schema(messages, schema, mode),
+                                         _response_format(schema, mode))
             except openai.BadRequestError as exc:
                 if mode != modes[-1] and _rejects_format(exc):
                     continue  # the server does not support this mode: try the next one
                 raise LLMError(f"{stage}: the endpoint refused the request: "
                                f"{_short(exc)}") from None
             self.mode = mode
-            return text
+            return reply
         raise LLMError(f"{stage}: no structured-output mode works with this endpoint")
 
     # --- one request: cache, budget, retries ----------------------------------------------
 
     async def _call(self, stage: str, messages: list[dict[str, str]],
-                    response_format: dict[str, Any] | None) -> str:
+                    response_format: dict[str, Any] | None) -> tuple[str, bool]:
+        """(reply text, whether the model was cut off at the token limit)."""
         request = {"model": self.config.model, "messages": messages,
                    "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
                    **({"response_format": response_format} if response_format else {})}
@@ -144,16 +102,17 @@ class LLMClient:
         cached = self._cache_get(key)
         if cached is not None:
             self.ledger.add(stage, cache_hits=1)
-            return cached
+            return cached, False
         self._check_budget()
         async with self._semaphore:
             reply = await self._with_retries(stage, request)
         choice = reply.choices[0] if reply.choices else None
         text = (choice.message.content or "") if choice else ""
         self._account(stage, reply)
-        if choice is not None and choice.finish_reason != "length":
+        cut = choice is not None and choice.finish_reason == "length"
+        if choice is not None and not cut:
             self._cache_put(key, text)  # a truncated reply is not worth reproducing
-        return text
+        return text, cut
 
     async def _with_retries(self, stage: str, request: dict[str, Any]) -> Any:
         delay = self.config.backoff_s

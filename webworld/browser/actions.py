@@ -78,6 +78,8 @@ async def _click(page: Page, target: Locator, arg: str | None, timeout: float) -
 
 
 async def _hover(page: Page, target: Locator, arg: str | None, timeout: float) -> None:
+    # Start from outside any open menu, as a hand moving to the target would.
+    await page.mouse.move(0, 0)
     await target.hover(timeout=timeout)
 
 

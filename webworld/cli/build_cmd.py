@@ -12,9 +12,21 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from webworld.cli.console import out
+from webworld.agents.errors import BudgetExceeded
+from webworld.agents.session import LLMSession
+from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.cli.generate_cmd import propose_world
+from webworld.cli.llm_options import (
+    LLMBaseURL,
+    LLMBudget,
+    LLMConfigFile,
+    LLMKey,
+    LLMModel,
+    LLMStages,
+    llm_session,
+    print_costs,
+)
 from webworld.cli.options import (
     SPECS_DIR,
     TRAJECTORIES_DIR,
@@ -26,9 +38,11 @@ from webworld.cli.options import (
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.cli.verify_cmd import Workers, run_verification
 from webworld.data.export import export_dataset
+from webworld.errors import WebworldError
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
 from webworld.render.site import render_site
 from webworld.spec.io import save_spec
+from webworld.spec.models import WorldSpec
 
 DEFAULT_THEMES = ["online bookstore", "flight booking", "recipe site"]
 DATASET_DIR = Path("datasets/webworld")
@@ -65,25 +79,92 @@ def build_cmd(
                                       help="Task instances kept per task."),
     workers: int = Workers,
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Replay in Chromium."),
+    llm: str = LLMStages,
+    llm_base_url: str = LLMBaseURL,
+    llm_model: str = LLMModel,
+    llm_api_key: str = LLMKey,
+    llm_config: Path = LLMConfigFile,
+    llm_budget_usd: float = LLMBudget,
 ) -> None:
-    """The whole pipeline for each theme, offline: generate, validate/improve, render,
-    explore, verify in Chromium (served on loopback), export; then a summary."""
+    """The whole pipeline for each theme: generate, validate/improve, render, explore,
+    verify in Chromium (served on loopback), export; then a summary. Offline by default;
+    `--llm propose,render,intents,...` hands those stages to a language model."""
     config = ExploreConfig(state_budget=state_budget, max_depth=max_depth,
                            extra_steps=extra_steps, max_shortest=max_shortest,
                            max_longer=max_longer, max_instances=max_instances)
+    session = llm_session(llm, llm_base_url, llm_model, llm_api_key, llm_config, llm_budget_usd)
     started = time.perf_counter()
-    rows = _prepare_worlds(themes, profile.value, seed, specs_dir, sites_dir, traj_dir, config)
-    if verify:
-        run_verification([sites_dir / r.world for r in rows], traj_dir, workers=workers)
-        _merge(rows, traj_dir)
-        if sum(r.verified for r in rows):
-            summary = export_dataset(traj_dir, dataset_dir, worlds=[r.world for r in rows])
-            out.print(f"dataset: {dataset_dir}/ ({summary.trajectories} trajectories, {summary.steps} steps)")
+    rows: list[WorldRow] = []
+    try:
+        rows = _prepare_worlds(themes, profile.value, seed, specs_dir, sites_dir, traj_dir,
+                               config, session)
+        if verify:
+            run_verification([sites_dir / r.world for r in rows], traj_dir, workers=workers)
+            _merge(rows, traj_dir)
+            _write_thoughts(session, rows, traj_dir)
+            if sum(r.verified for r in rows):
+                summary = export_dataset(traj_dir, dataset_dir, worlds=[r.world for r in rows])
+                out.print(f"dataset: {dataset_dir}/ ({summary.trajectories} trajectories, "
+                          f"{summary.steps} steps)")
+    except BudgetExceeded as exc:
+        err.print(f"[bold red]stopped:[/] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        if session is not None:
+            print_costs(session, sum(r.verified for r in rows))
     _summary(rows, time.perf_counter() - started, verify)
 
 
+def _write_thoughts(session: LLMSession | None, rows: list[WorldRow], traj_dir: Path) -> None:
+    """LLM-written per-step thoughts for the SFT data (`--llm thoughts`)."""
+    if session is None or not session.uses("thoughts"):
+        return
+    from webworld.agents.writers import save_thoughts, write_thoughts
+
+    for row in rows:
+        verified = _records(traj_dir / row.world / "verified.jsonl")
+        if verified:
+            thoughts = session.run(lambda client, v=verified: write_thoughts(client, v))
+            save_thoughts(traj_dir / row.world, thoughts)
+
+
+def _propose(theme: str, profile: str, seed: int, state_budget: int,
+             session: LLMSession | None) -> WorldSpec:
+    if session is None or not session.stages & {"propose", "improve", "critic"}:
+        return propose_world(theme, profile, seed, state_budget).spec
+    from webworld.agents.improver import improve_with_llm, propose_world_llm
+
+    critic, rounds = session.uses("critic"), 4 if session.uses("improve") else 0
+    if session.uses("propose"):
+        proposed = session.run(lambda c: propose_world_llm(
+            c, theme, profile, seed=seed, critic=critic, max_rounds=rounds,
+            state_budget=state_budget))
+        if not proposed.ok:
+            raise WebworldError(f"the LLM path gave no valid world for {theme!r}: "
+                                f"{proposed.reason}")
+        return proposed.spec
+    draft = propose_world(theme, profile, seed, state_budget).spec
+    improved = session.run(lambda c: improve_with_llm(
+        c, draft, max_rounds=rounds, critic=critic, profile=profile, state_budget=state_budget))
+    if not improved.valid:
+        raise WebworldError(f"the LLM improver left {theme!r} invalid: {improved.summary()}")
+    return improved.spec
+
+
+def _render(spec: WorldSpec, site_dir: Path, session: LLMSession | None) -> None:
+    if session is None or not session.uses("render"):
+        render_site(spec, site_dir)
+        return
+    from webworld.agents.site_coder import code_site
+
+    result = session.run(lambda c: code_site(c, spec, site_dir))
+    for line in result.report_lines():
+        out.print(f"[dim]site coder:[/] {line}")
+
+
 def _prepare_worlds(themes: list[str], profile: str, seed: int, specs_dir: Path,
-                    sites_dir: Path, traj_dir: Path, config: ExploreConfig) -> list[WorldRow]:
+                    sites_dir: Path, traj_dir: Path, config: ExploreConfig,
+                    session: LLMSession | None) -> list[WorldRow]:
     rows = []
     columns = (TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
@@ -91,12 +172,16 @@ def _prepare_worlds(themes: list[str], profile: str, seed: int, specs_dir: Path,
         bar = progress.add_task("worlds", total=len(themes))
         for theme in themes:
             progress.update(bar, description=f"{theme}: propose")
-            spec = propose_world(theme, profile, seed, config.state_budget).spec
+            spec = _propose(theme, profile, seed, config.state_budget, session)
             save_spec(spec, specs_dir / f"{spec.id}.json")
             progress.update(bar, description=f"{theme}: render")
-            render_site(spec, sites_dir / spec.id)
+            _render(spec, sites_dir / spec.id, session)
             progress.update(bar, description=f"{theme}: explore")
             result = explore_world(spec, config)
+            if session is not None and session.uses("intents"):
+                from webworld.agents.writers import paraphrase_intents
+
+                session.run(lambda c, r=result: paraphrase_intents(c, r.candidates))
             write_candidates(result, traj_dir / spec.id)
             rows.append(WorldRow(spec.id, spec.provenance.archetype, len(spec.pages),
                                  result.states, len(result.candidates)))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import json
 import os
 import re
@@ -155,6 +156,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     Raises :class:`~webworld.errors.UsageError` for bad arguments and
     :class:`~webworld.data.reading.RecordError` (with file and line) for bad input.
     """
+    _written_thoughts.cache_clear()  # thoughts.jsonl may have been (re)written since
     started = time.perf_counter()
     traj_root, out_dir = Path(traj_root), Path(out_dir)
     formats = _check_formats(formats)
@@ -337,6 +339,16 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
     atomic_write_json(tmp / MANIFEST, summary.to_dict())
 
 
+@functools.lru_cache(maxsize=64)
+def _written_thoughts(world_dir: str) -> dict[str, list[str]]:
+    """Thoughts an LLM wrote for a world's trajectories (``thoughts.jsonl``), if any."""
+    path = Path(world_dir) / "thoughts.jsonl"
+    if not path.is_file():
+        return {}
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return {r["id"]: list(r["thoughts"]) for r in rows}
+
+
 class _SplitSink:
     """Writes one split: trajectories, screenshots, SFT chats and staged step rows."""
 
@@ -383,7 +395,9 @@ class _SplitSink:
             image = f"{folder}/{n}.png"
             if self.images:
                 _copy(src, self.tmp / image)
-            thought = thought_for_step(step, intent, n == last)
+            written = _written_thoughts(str(world_dir)).get(traj["id"], [])
+            thought = (written[n] if n < len(written) else
+                       thought_for_step(step, intent, n == last))
             if "sft" in self.files:
                 self._write("sft", {
                     "messages": step_messages(intent, obs["axtree"], obs["url"], history,

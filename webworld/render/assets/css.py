@@ -354,7 +354,9 @@ button.day:hover, button.day.is-selected { background: var(--primary); color: va
 .menu:hover .menu-button, .menu.is-open .menu-button { background: rgba(127,127,127,.22); }
 .site-nav .nav-item:last-child .menu-list, .site-nav .nav-item:nth-last-child(2) .menu-list { left: auto; right: 0; }
 .layout-sidebar .menu { display: block; }
-.layout-sidebar .site-nav .menu-list { top: 0; left: 100%; right: auto; }
+.layout-sidebar .site-nav .menu-list, .layout-sidebar .site-nav .nav-item .menu-list {
+  top: 0; left: 100%; right: auto;  /* fly out beside the sidebar, never over the trigger */
+}
 .menu-item {
   display: block; width: 100%; text-align: left; font: inherit; color: var(--text); background: none;
   border: 0; border-radius: calc(var(--radius) - 2px); padding: 9px 12px; cursor: pointer;
