@@ -248,6 +248,11 @@ def test_css_rules_are_checked(css: str, problem: str) -> None:
         StyleGuide.model_validate({**STYLE, "extra_css": css})
 
 
+def test_style_label_cannot_smuggle_css() -> None:
+    with pytest.raises(ValueError, match="label"):
+        StyleGuide.model_validate({**STYLE, "label": "x */ @import 'a.css'; /*"})
+
+
 def test_unsafe_style_guide_css_is_sent_back_for_repair(llm, tmp_path: Path) -> None:
     script, make = llm
     spec = make_small_world()

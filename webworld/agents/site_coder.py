@@ -154,7 +154,8 @@ def css_problems(css: str) -> list[str]:
 class StyleGuide(BaseModel):
     """The look of a site: reply of stage 1."""
 
-    label: str = Field("", max_length=40, description="a short name for the look")
+    label: str = Field("", max_length=40, pattern=r"^[A-Za-z0-9 ,.'&-]*$",
+                       description="a short name for the look (letters, digits, spaces)")
     palette: Palette
     font_body: FontChoice
     font_heading: FontChoice

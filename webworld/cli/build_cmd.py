@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from webworld.cli.verify_cmd import Workers, run_verification
 from webworld.data.export import export_dataset
 from webworld.errors import WebworldError
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
-from webworld.render.site import render_site
+from webworld.render.site import load_site, render_site
 from webworld.spec.io import save_spec
 from webworld.spec.models import WorldSpec
 
@@ -100,6 +100,7 @@ def build_cmd(
                                config, session)
         if verify:
             run_verification([sites_dir / r.world for r in rows], traj_dir, workers=workers)
+            _repair_sites(session, rows, sites_dir, traj_dir, workers)
             _merge(rows, traj_dir)
             _write_thoughts(session, rows, traj_dir)
             if sum(r.verified for r in rows):
@@ -113,6 +114,33 @@ def build_cmd(
         if session is not None:
             print_costs(session, sum(r.verified for r in rows))
     _summary(rows, time.perf_counter() - started, verify)
+
+
+def _repair_sites(session: LLMSession | None, rows: list[WorldRow], sites_dir: Path,
+                  traj_dir: Path, workers: int) -> None:
+    """`--llm render`: verification failures go back to the site coder, then the failed
+    candidates are verified again."""
+    if session is None or not session.uses("render"):
+        return
+    from webworld.agents.site_coder import repair_pages
+
+    again = []
+    for row in rows:
+        failures = _records(traj_dir / row.world / "failures.jsonl")
+        if not failures:
+            continue
+        spec = load_site(sites_dir / row.world).spec
+        pages = {a.id: p.id for p in spec.pages for a in p.actions}
+        by_page: dict[str, list[str]] = defaultdict(list)
+        for f in failures:
+            by_page[pages.get(f["fsm_action"], spec.home)].append(f"{f['failure']}: {f['message']}")
+        result = session.run(lambda c, d=sites_dir / row.world, b=dict(by_page):
+                             repair_pages(c, d, b))
+        for line in result.report_lines():
+            out.print(f"[dim]site coder:[/] {line}")
+        again.append(sites_dir / row.world)
+    if again:
+        run_verification(again, traj_dir, workers=workers, retry_failed=True)
 
 
 def _write_thoughts(session: LLMSession | None, rows: list[WorldRow], traj_dir: Path) -> None:
