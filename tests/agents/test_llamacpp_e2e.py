@@ -46,12 +46,14 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server():
+def llama_server(tmp_path_factory):
     model = smollm2_gguf()
     port = free_port()
+    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")  # a pipe would fill up
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--model_alias", "smollm2-135m", "--host", "127.0.0.1",
+                             "--port", str(port), "--n_ctx", "8192"],
+                            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -66,11 +68,12 @@ def llama_server():
     yield url, model
     proc.terminate()
     proc.wait(timeout=30)
+    log.close()
 
 
 def test_smollm2_loop_ends_with_valid_spec_or_clear_report(llama_server, tmp_path) -> None:
     url, model = llama_server
-    config = LLMConfig(base_url=url, api_key="none", model=model.stem, max_tokens=2048,
+    config = LLMConfig(base_url=url, api_key="none", model="smollm2-135m", max_tokens=2048,
                        max_repairs=1, timeout_s=600, cache_dir=tmp_path / "cache",
                        budget_tokens=200_000)
 

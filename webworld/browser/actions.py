@@ -86,7 +86,8 @@ async def _hover(page: Page, target: Locator, arg: str | None, timeout: float) -
 async def _fill(page: Page, target: Locator, arg: str | None, timeout: float) -> None:
     await target.click(timeout=timeout)
     await target.fill("", timeout=timeout)
-    await target.press_sequentially(arg or "", timeout=timeout)
+    # key by key, as a person types; long texts get time in proportion
+    await target.press_sequentially(arg or "", timeout=timeout + 50 * len(arg or ""))
 
 
 async def _press(page: Page, target: Locator, arg: str | None, timeout: float) -> None:
