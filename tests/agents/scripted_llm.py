@@ -38,6 +38,7 @@ class Script:
     requests: list[dict[str, Any]] = field(default_factory=list)
     models: list[str] = field(default_factory=lambda: ["scripted-model"])
     responder: Callable[[dict[str, Any]], Reply | str | dict] | None = None
+    api_key: str | None = None  # when set, any other bearer key gets a 401
 
     def push(self, *replies: Reply | str | dict) -> None:
         for r in replies:
@@ -49,8 +50,14 @@ class Script:
 def create_scripted_app(script: Script) -> FastAPI:
     app = FastAPI()
 
+    def authorised(request: Request) -> bool:
+        return script.api_key is None or (
+            request.headers.get("authorization") == f"Bearer {script.api_key}")
+
     @app.post("/v1/chat/completions")
     async def completions(request: Request) -> JSONResponse:
+        if not authorised(request):
+            return _error(401, "Incorrect API key provided.")
         body = await request.json()
         script.requests.append(body)
         if body.get("model") not in script.models:
@@ -83,7 +90,9 @@ def create_scripted_app(script: Script) -> FastAPI:
         })
 
     @app.get("/v1/models")
-    async def models() -> dict[str, Any]:
+    async def models(request: Request) -> Any:
+        if not authorised(request):
+            return _error(401, "Incorrect API key provided.")
         return {"object": "list", "data": [{"id": m, "object": "model"} for m in script.models]}
 
     return app

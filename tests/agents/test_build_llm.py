@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from typer.testing import CliRunner
 
 from tests.agents.scripted_llm import Reply
@@ -74,3 +76,29 @@ def test_build_with_llm_proposer_reports_cost_by_stage(llm, tmp_path, monkeypatc
     assert re.search(r"│ propose\s+│\s+3\s+│", result.output)  # three candidates asked
     assert "verified" in result.output and "100.0%" in result.output
     assert "no price known for scripted-model" in result.output
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--llm-model", "no-such-model"], "model 'no-such-model' does not exist on"),
+    (["--llm-api-key", "wrong"], "rejected the API key (401)"),
+])
+def test_bad_settings_are_one_clear_line(llm, tmp_path, monkeypatch, args, expected) -> None:
+    script, make = llm
+    script.api_key = "right"
+    monkeypatch.chdir(tmp_path)
+    base = ["build", "--theme", "hotel", "--llm", "propose", "--llm-base-url", make.url,
+            "--llm-api-key", "right", "--llm-model", "scripted-model"]
+    result = CliRunner().invoke(app, base + args, catch_exceptions=False)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0] and lines[0].startswith("error:")
+
+
+def test_dead_endpoint_is_one_clear_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["build", "--theme", "hotel", "--llm", "intents",
+                                      "--llm-base-url", "http://127.0.0.1:9/v1"],
+                                catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.output.strip() == ("error: cannot reach the LLM endpoint "
+                                     "http://127.0.0.1:9/v1: is it running, and is the URL right?")

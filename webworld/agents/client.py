@@ -66,6 +66,25 @@ class LLMClient:
         raise LLMError(f"{stage}: no valid {schema.__name__} after "
                        f"{self.config.max_repairs + 1} replies (last problem: {problem})")
 
+    async def preflight(self) -> None:
+        """Fail fast, in one line, on a dead endpoint, a wrong key or an unknown model."""
+        try:
+            listed = [m.id async for m in self._sdk.models.list()]
+        except openai.NotFoundError:
+            return  # a server without /models: the first real request will tell
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise LLMError(f"{self._where()} rejected the API key ({exc.status_code}): check "
+                               "WEBWORLD_LLM_API_KEY / OPENAI_API_KEY") from None
+            return
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise LLMError(f"cannot reach the LLM endpoint {self._where()}: is it running, "
+                           "and is the URL right?") from None
+        if listed and self.config.model not in listed:
+            shown = ", ".join(listed[:8]) + (" ..." if len(listed) > 8 else "")
+            raise LLMError(f"model {self.config.model!r} does not exist on {self._where()} "
+                           f"(it serves: {shown})")
+
     async def text(self, stage: str, messages: list[dict[str, str]]) -> str:
         return (await self._call(stage, messages, None))[0]
 

@@ -93,6 +93,8 @@ def build_cmd(
                            extra_steps=extra_steps, max_shortest=max_shortest,
                            max_longer=max_longer, max_instances=max_instances)
     session = llm_session(llm, llm_base_url, llm_model, llm_api_key, llm_config, llm_budget_usd)
+    if session is not None:
+        session.run(lambda client: client.preflight())
     started = time.perf_counter()
     rows: list[WorldRow] = []
     try:

@@ -34,6 +34,8 @@ def llm_session(stages: str | None, base_url: str | None, model: str | None, api
 
 def print_costs(session: LLMSession, verified: int) -> None:
     """Dollars by stage, and per verified trajectory (the paper's figure is $0.04)."""
+    if not session.ledger.stages:
+        return
     table = Table("stage", "calls", "cached", "repairs", "retries", "tokens in", "tokens out",
                   "USD", "USD / verified trajectory", title=f"LLM cost ({session.config.model})")
     for stage, u in sorted(session.ledger.stages.items()):
