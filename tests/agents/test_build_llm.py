@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from typer.testing import CliRunner
 
 from tests.agents.scripted_llm import Reply
