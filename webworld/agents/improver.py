@@ -45,7 +45,7 @@ from webworld.propose.profiles import Profile
 from webworld.spec.graph import DEFAULT_STATE_BUDGET
 from webworld.spec.io import parse_spec
 from webworld.spec.models import WorldSpec
-from webworld.spec.validate import Finding, Report
+from webworld.spec.validate import Finding, HasFindings, Report
 
 STAGE = "improve"
 PROFILE_CODE = "profile-range"
@@ -111,7 +111,7 @@ class SpecFix(BaseModel):
 
 
 @dataclass
-class Candidate:
+class Candidate(HasFindings):
     """One spec with its deterministic report and the extra (critic, profile) findings."""
 
     spec: WorldSpec
@@ -121,14 +121,6 @@ class Candidate:
     @property
     def findings(self) -> list[Finding]:
         return self.report.findings + self.extra
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "warning"]
 
     @property
     def score(self) -> tuple[int, int]:
@@ -156,7 +148,7 @@ class RoundLog:
 
 
 @dataclass
-class LLMImproveResult:
+class LLMImproveResult(HasFindings):
     """The best candidate seen, its findings, and why the loop stopped."""
 
     spec: WorldSpec
@@ -167,14 +159,6 @@ class LLMImproveResult:
     stop: StopReason
     reason: str
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "warning"]
 
     @property
     def valid(self) -> bool:

@@ -106,12 +106,10 @@ class Finding:
         return cls(data["code"], data["severity"], data["path"], data["message"])
 
 
-@dataclass
-class Report:
-    """All findings of one validation; ``states`` is None if the BFS did not run."""
+class HasFindings:
+    """``errors``, ``warnings`` and ``valid`` over an object's ``findings``."""
 
     findings: list[Finding]
-    states: int | None
 
     @property
     def errors(self) -> list[Finding]:
@@ -124,6 +122,14 @@ class Report:
     @property
     def valid(self) -> bool:
         return not self.errors
+
+
+@dataclass
+class Report(HasFindings):
+    """All findings of one validation; ``states`` is None if the BFS did not run."""
+
+    findings: list[Finding]
+    states: int | None
 
     def to_dict(self) -> dict[str, Any]:
         return {
