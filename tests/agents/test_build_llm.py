@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from tests.agents.scripted_llm import Reply
 from webworld.cli.main import app
 from webworld.propose.procedural import generate
+from webworld.render.site import render_site
 from webworld.spec.io import spec_to_json
 
 
@@ -101,3 +102,31 @@ def test_dead_endpoint_is_one_clear_line(tmp_path, monkeypatch) -> None:
     assert result.exit_code == 2
     assert result.output.strip() == ("error: cannot reach the LLM endpoint "
                                      "http://127.0.0.1:9/v1: is it running, and is the URL right?")
+
+
+def test_build_with_llm_site_coder(llm, tmp_path, monkeypatch) -> None:
+    """`--llm render`: pages written by the "model" are checked, served and verified."""
+    script, make = llm
+    reference = render_site(generate("recipe site", "easy", 0).spec, tmp_path / "reference")
+
+    def coder(body: dict) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        page = re.search(r"\(id (\w+), role", prompt)
+        if page is None:  # the style guide: never valid, so the built-in look stays
+            return Reply("{}")
+        template = (reference / "templates" / "pages" / f"{page.group(1)}.html").read_text()
+        return Reply(json.dumps({"template": template}), prompt_tokens=5000,
+                     completion_tokens=800)
+
+    script.responder = coder
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [
+        "build", "--theme", "recipe site", "--profile", "easy", "--max-instances", "1",
+        "--max-shortest", "1", "--max-longer", "0", "--workers", "2", "--llm", "render",
+        "--llm-base-url", make.url, "--llm-api-key", "k", "--llm-model", "scripted-model"],
+        catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"(\d+) page\(s\) written by the LLM, 0 fell back", result.output)
+    manifest = json.loads(next((tmp_path / "sites").glob("*/manifest.json")).read_text())
+    assert manifest["generator"].startswith("webworld.agents.site_coder")
+    assert "100.0%" in result.output and "│ render" in result.output
