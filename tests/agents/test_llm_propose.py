@@ -6,19 +6,16 @@ broken on purpose where a test needs a problem to fix.
 
 from __future__ import annotations
 
-import asyncio
 import copy
+import functools
 import json
 import time
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agents.scripted_llm import Reply, Script, create_scripted_app
-from webworld.agents.client import LLMClient
-from webworld.agents.config import LLMConfig
+from tests.agents.scripted_llm import Reply, run_to_end
 from webworld.agents.critic import critique
 from webworld.agents.improver import (
     LLMImproveResult,
@@ -31,7 +28,6 @@ from webworld.agents.patch import PatchError, apply_patch, parse_json_path
 from webworld.agents.proposer import GENERATOR, ProposalFailure, propose_specs
 from webworld.errors import SpecLoadError
 from webworld.propose.procedural import generate
-from webworld.serve.runner import LiveServer
 from webworld.spec.io import parse_spec, spec_to_json
 from webworld.spec.models import WorldSpec
 from webworld.spec.validate import validate
@@ -76,29 +72,10 @@ def drop_gift_wrap(task: int) -> dict[str, Any]:
 
 
 @pytest.fixture
-def scripted(tmp_path: Path):
-    """(script, make_client), like the `llm` fixture of tests/agents/conftest.py but with
-    one retry only, so a scripted failure fails fast."""
-    script = Script()
-    with LiveServer(create_scripted_app(script)) as server:
-        made: list[int] = []
-
-        def make(**overrides: Any) -> LLMClient:
-            made.append(1)
-            settings = {"base_url": f"{server.url}/v1", "api_key": "k", "model": "scripted-model",
-                        "backoff_s": 0.01, "max_retries": 1,
-                        "cache_dir": tmp_path / f"cache{len(made)}", **overrides}
-            return LLMClient(LLMConfig(**settings))
-        yield script, make
-
-
-def run(client: LLMClient, work):
-    async def go():
-        try:
-            return await work
-        finally:
-            await client.close()
-    return asyncio.run(go())
+def scripted(llm):
+    """The shared scripted endpoint, with one retry only, so a scripted failure fails fast."""
+    script, make = llm
+    return script, functools.partial(make, max_retries=1)
 
 
 def user_text(request: dict[str, Any]) -> str:
@@ -114,7 +91,7 @@ def test_schema_invalid_proposal_is_repaired_and_gets_provenance(scripted) -> No
     bad["pages"][1]["elements"][0]["kind"] = "widget"
     script.push(bad, without_content(easy(0)))
     client = make()
-    [spec] = run(client, propose_specs(client, THEME, "easy", n=1, seed=7))
+    [spec] = run_to_end(client, propose_specs(client, THEME, "easy", n=1, seed=7))
     assert isinstance(spec, WorldSpec)
     assert validate(spec).valid
     repair = user_text(script.requests[1])
@@ -133,12 +110,12 @@ def test_truncated_proposal_is_retried_then_a_failure_not_an_exception(scripted)
     text = json.dumps(without_content(easy(1)))
     script.push(Reply(text[:4000], finish_reason="length"), Reply(text))
     client = make()
-    [spec] = run(client, propose_specs(client, THEME, "easy", n=1))
+    [spec] = run_to_end(client, propose_specs(client, THEME, "easy", n=1))
     assert isinstance(spec, WorldSpec) and "line 1 column" in user_text(script.requests[1])
 
     script.default = Reply(text[:4000], finish_reason="length")
     client = make(max_repairs=1)
-    [failure] = run(client, propose_specs(client, THEME, "easy", n=1))
+    [failure] = run_to_end(client, propose_specs(client, THEME, "easy", n=1))
     assert isinstance(failure, ProposalFailure)
     assert failure.kind == "invalid" and "line 1 column" in failure.reason
     assert len(script.requests) == 4
@@ -149,7 +126,7 @@ def test_n_concurrent_proposals_are_n_distinct_requests(scripted) -> None:
     script.default = Reply(json.dumps(without_content(easy(0))), delay=1.0)
     client = make(concurrency=4)
     started = time.perf_counter()
-    specs = run(client, propose_specs(client, THEME, "easy", n=3, seed=0))
+    specs = run_to_end(client, propose_specs(client, THEME, "easy", n=3, seed=0))
     assert time.perf_counter() - started < 2.5  # concurrent, not 3 x 1 s in a row
     assert all(isinstance(s, WorldSpec) for s in specs)
     prompts = [user_text(r) for r in script.requests]
@@ -169,7 +146,7 @@ def test_dangling_reference_is_fixed_deterministically_without_the_model(scripte
     spec = parse_spec(data)
     assert any(f.code == "dangling-reference" for f in validate(spec).errors)
     client = make()
-    result = run(client, improve_with_llm(client, spec, profile="easy"))
+    result = run_to_end(client, improve_with_llm(client, spec, profile="easy"))
     assert result.valid and result.stop == "valid" and result.rounds == []
     assert any(r.code == "dangling-reference" for r in result.repairs)
     assert result.spec.pages[0].actions[2].navigate == "results"
@@ -183,7 +160,7 @@ def test_unreachable_goal_is_fixed_by_a_json_patch(scripted) -> None:
     assert (error.code, error.path) == ("unreachable-goal", "$.tasks[1].goal")
     script.push(drop_gift_wrap(1))
     client = make()
-    result = run(client, improve_with_llm(client, spec))
+    result = run_to_end(client, improve_with_llm(client, spec))
     assert result.valid and result.stop == "valid"
     [log] = result.rounds
     assert (log.answer, log.outcome, log.errors) == ("patch", "better", 0)
@@ -203,7 +180,7 @@ def test_unreachable_goal_is_fixed_by_a_whole_spec(scripted) -> None:
     fixed["id"] = "renamed_by_the_model"
     script.push({"note": "rewrote the spec", "spec": fixed})
     client = make()
-    result = run(client, improve_with_llm(client, spec, profile="easy"))
+    result = run_to_end(client, improve_with_llm(client, spec, profile="easy"))
     assert result.valid and result.stop == "valid"
     assert [(r.answer, r.outcome) for r in result.rounds] == [("spec", "better")]
     assert result.spec.id == spec.id  # ids and provenance stay the original's
@@ -218,7 +195,7 @@ def test_budget_runs_out_mid_loop_and_the_best_candidate_is_returned(scripted) -
     worse = without_content(with_unreachable_goals(easy(0), [0, 1, 2]))
     script.push(drop_gift_wrap(0), {"spec": worse}, drop_gift_wrap(1))
     client = make(budget_tokens=300)  # two calls of 150 tokens each
-    result = run(client, improve_with_llm(client, spec, max_rounds=5))
+    result = run_to_end(client, improve_with_llm(client, spec, max_rounds=5))
     assert result.stop == "budget" and "budget of 300 tokens is spent" in result.reason
     assert "best so far: 1 error(s) left (unreachable-goal)" in result.reason
     assert [r.outcome for r in result.rounds] == ["better", "worse"]
@@ -235,7 +212,7 @@ def test_a_patch_that_cannot_apply_is_fed_back_and_rounds_end(scripted) -> None:
     script.push({"patch": [{"op": "replace", "path": "/tasks/9/goal", "value": {}}]},
                 json.dumps([{"op": "remove", "path": "/tasks/2/goal/conditions/5"}]))  # bare
     client = make()
-    result = run(client, improve_with_llm(client, spec, max_rounds=2))
+    result = run_to_end(client, improve_with_llm(client, spec, max_rounds=2))
     assert result.stop == "rounds" and not result.valid
     assert [r.outcome for r in result.rounds] == ["rejected", "rejected"]
     assert "index 9 is out of range" in result.rounds[0].detail
@@ -260,7 +237,7 @@ def test_critic_findings_with_bad_paths_are_dropped(scripted) -> None:
         {"code": "theme-fit", "path": "$.pages[0]junk", "message": "trailing junk"},
     ]})
     client = make()
-    findings = run(client, critique(client, spec))
+    findings = run_to_end(client, critique(client, spec))
     assert [(f.code, f.severity, f.path) for f in findings] == [
         ("llm-unnatural-intent", "warning", "$.tasks[0].intents[1]"),
         ("llm-theme-fit", "error", "$"),
@@ -276,7 +253,7 @@ def test_critic_warnings_join_the_improver_findings(scripted) -> None:
     script.push({"findings": [{"code": "theme-fit", "path": "$.pages[1]",
                                "message": "Results should show book covers."}]})
     client = make()
-    result = run(client, improve_with_llm(client, parse_spec(easy(0)), critic=True))
+    result = run_to_end(client, improve_with_llm(client, parse_spec(easy(0)), critic=True))
     assert result.valid and result.stop == "valid"
     assert [f.code for f in result.warnings] == ["llm-theme-fit"]
 
@@ -288,7 +265,7 @@ def test_propose_world_llm_picks_the_valid_candidate(scripted) -> None:
     script, make = scripted
     script.push(json.dumps(without_content(easy(0))), Reply("no JSON here"))
     client = make(max_repairs=0)
-    result = run(client, propose_world_llm(client, THEME, "easy", n=2))
+    result = run_to_end(client, propose_world_llm(client, THEME, "easy", n=2))
     assert result.ok and result.chosen is not None
     assert isinstance(result.outcomes[result.chosen], LLMImproveResult)
     [failure] = [o for o in result.outcomes if isinstance(o, ProposalFailure)]
@@ -304,7 +281,7 @@ def test_propose_world_llm_explains_when_no_candidate_is_valid(scripted) -> None
     useless = {"patch": [{"op": "test", "path": "/name", "value": "something else"}]}
     script.push(broken, broken, useless, useless)
     client = make()
-    result = run(client, propose_world_llm(client, THEME, "easy", n=2, max_rounds=1))
+    result = run_to_end(client, propose_world_llm(client, THEME, "easy", n=2, max_rounds=1))
     assert not result.ok and result.spec is None and result.chosen is None
     assert "none of the 2 LLM candidate(s)" in result.reason
     assert result.reason.count("unreachable-goal") >= 2

@@ -6,7 +6,7 @@ it rendered), with a marker so the tests can tell the LLM's pages from the fallb
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import re
 from pathlib import Path
@@ -16,10 +16,9 @@ import httpx
 import jinja2.sandbox
 import pytest
 
-from tests.agents.scripted_llm import Reply, Script, create_scripted_app
+from tests.agents.scripted_llm import Reply, Script, run_to_end
 from tests.conftest import make_small_world
 from webworld.agents.client import LLMClient
-from webworld.agents.config import LLMConfig
 from webworld.agents.site_coder import (
     PageTemplate,
     StyleGuide,
@@ -53,15 +52,10 @@ STYLE = {
 
 
 @pytest.fixture
-def llm(tmp_path: Path):
-    """(script, make_client) for a scripted endpoint on loopback."""
-    script = Script()
-    with LiveServer(create_scripted_app(script)) as server:
-        def make(**overrides: Any) -> LLMClient:
-            settings = {"base_url": f"{server.url}/v1", "api_key": "k", "model": "scripted-model",
-                        "backoff_s": 0.01, "cache_dir": tmp_path / "llm-cache", **overrides}
-            return LLMClient(LLMConfig(**settings))
-        yield script, make
+def llm(llm, tmp_path: Path):
+    """The shared scripted endpoint; these clients share one cache folder."""
+    script, make = llm
+    return script, functools.partial(make, cache_dir=tmp_path / "llm-cache")
 
 
 def deterministic_templates(spec: WorldSpec, root: Path) -> dict[str, str]:
@@ -81,12 +75,7 @@ def template(source: str) -> dict[str, str]:
 
 
 def run(client: LLMClient, coro_fn, *args: Any, **kwargs: Any):
-    async def go():
-        try:
-            return await coro_fn(client, *args, **kwargs)
-        finally:
-            await client.close()
-    return asyncio.run(go())
+    return run_to_end(client, coro_fn(client, *args, **kwargs))
 
 
 def user_text(request: dict[str, Any]) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
+from tests.agents.scripted_llm import run_to_end
 from webworld.agents.writers import paraphrase_intents, save_thoughts, write_thoughts
 
 
@@ -14,22 +14,13 @@ def cands() -> list[dict]:
              "intent": "Buy Dune: choose Paperback for format."} for i in range(3)]
 
 
-def run(client, coro):
-    async def go():
-        try:
-            return await coro
-        finally:
-            await client.close()
-    return asyncio.run(go())
-
-
 def test_paraphrases_must_keep_every_value(llm) -> None:
     script, make = llm
     script.push({"paraphrases": ["Get me Dune please"]},  # drops "Paperback": repaired
                 {"paraphrases": ["Order Dune as a Paperback.", "Can you buy Dune in Paperback?"]})
     client = make()
     records = cands()
-    assert run(client, paraphrase_intents(client, records)) == 3
+    assert run_to_end(client, paraphrase_intents(client, records)) == 3
     assert len(script.requests) == 2  # one instance, one repair
     assert "does not mention 'Paperback'" in script.requests[1]["messages"][-1]["content"]
     for rec in records:
@@ -46,7 +37,7 @@ def test_thoughts_one_per_step(llm, tmp_path) -> None:
     script.push({"thoughts": ["Only one"]},
                 {"thoughts": ["I accept the cookies first.", "I search for Dune."]})
     client = make()
-    thoughts = run(client, write_thoughts(client, [traj]))
+    thoughts = run_to_end(client, write_thoughts(client, [traj]))
     assert thoughts == {"t1": ["I accept the cookies first.", "I search for Dune."]}
     assert "expected 2 thoughts" in script.requests[1]["messages"][-1]["content"]
     path = save_thoughts(tmp_path, thoughts)

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import datasets
+import huggingface_hub
 import pytest
 import yaml
 from PIL import Image
+from trl.data_utils import is_conversational
 
 from tests.data.factory import WORLDS, dump, make_traj_root, make_trajectory, write_png
 from webworld.data.export import ExportSummary, export_dataset, load_sft_dataset
 from webworld.data.prompting import parse_action
 from webworld.data.reading import RecordError
 from webworld.errors import UsageError, WebworldError
-
-datasets = pytest.importorskip("datasets")
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +106,12 @@ def test_parquet_loads_with_image_feature(exported, tmp_path) -> None:
 
 
 def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
-    trl = pytest.importorskip("trl.data_utils")
     traj_root, out, made, _ = exported
     by_id = {t["id"]: t for ts in made.values() for t in ts}
     records = [r for rows in _rows_by_split(out, "sft").values() for r in rows]
     assert len(records) == 41
     for rec in records:
-        assert trl.is_conversational(rec)
+        assert is_conversational(rec)
         assert [m["role"] for m in rec["messages"]] == ["system", "user", "assistant"]
         assert all(set(m) == {"role", "content"} and isinstance(m["content"], str)
                    for m in rec["messages"])
@@ -155,7 +155,6 @@ def test_card(exported) -> None:
         assert (out / "assets" / name).is_file() and f"](assets/{name})" in body
     assert not (out / "assets" / "notes.txt").exists()
     assert body.count("### ") >= 2 and "Thought: " in body and "Action: " in body
-    huggingface_hub = pytest.importorskip("huggingface_hub")
     card = huggingface_hub.DatasetCard.load(out / "README.md")
     assert card.data.configs[0]["config_name"] == "default"
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from trl.data_utils import is_conversational
 
+from webworld.browser import actions
 from webworld.data.prompting import (
     ACTION_ARITY,
     SYSTEM_PROMPT,
@@ -92,13 +94,12 @@ def test_action_call() -> None:
 
 
 def test_messages_roles_and_conversational_format() -> None:
-    trl = pytest.importorskip("trl.data_utils")
     msgs = step_messages("Buy Dune", "[1] link 'Dune'", "http://x", [], "I open it.", "click('1')")
     assert [m["role"] for m in msgs] == ["system", "user", "assistant"]
     assert msgs[0]["content"] == SYSTEM_PROMPT
     assert msgs[:2] == prompt_messages("Buy Dune", "[1] link 'Dune'", "http://x", [])
     assert msgs[2]["content"] == "Thought: I open it.\nAction: click('1')"
-    assert trl.is_conversational({"messages": msgs})
+    assert is_conversational({"messages": msgs})
 
 
 @pytest.mark.parametrize("text", [
@@ -107,7 +108,6 @@ def test_messages_roles_and_conversational_format() -> None:
 ])
 def test_same_grammar_as_the_browser(text: str) -> None:
     """prompting mirrors webworld.browser.actions (which imports Playwright): they must agree."""
-    actions = pytest.importorskip("webworld.browser.actions")
     try:
         theirs = actions.parse_action(text)
     except actions.ActionSyntaxError:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import transformers
+import trl
 
 from tests.data.factory import WORLDS, make_traj_root
 from webworld.data.export import export_dataset, load_sft_dataset
-
-trl = pytest.importorskip("trl")
-transformers = pytest.importorskip("transformers")
 
 
 def _tiny_model_and_tokenizer():

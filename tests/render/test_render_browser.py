@@ -8,7 +8,6 @@ box must each submit exactly the action the spec says, with the right parameters
 
 from __future__ import annotations
 
-import shutil
 import threading
 import urllib.parse
 from collections import deque
@@ -16,8 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from webworld import contract
+from webworld.browser.launch import chromium_path
 from webworld.render import Site, load_site, make_environment, render_page, render_site
 from webworld.render.assets import RANGE_THUMB_PX
 from webworld.render.plan import option_text, visible_ids
@@ -25,10 +26,8 @@ from webworld.spec.io import load_spec
 from webworld.spec.models import Element, GuiStep
 from webworld.spec.semantics import Machine, State, Transition
 
-playwright = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip("no Chromium on this machine", allow_module_level=True)
+# scripts/setup.sh installs Debian's chromium: without it this module fails, it never skips
+CHROMIUM = chromium_path()
 
 SPECS = Path(__file__).parents[2] / "fsm_specs"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -111,7 +110,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(worlds))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    with playwright.sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(5000)

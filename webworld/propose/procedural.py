@@ -21,7 +21,7 @@ from webworld.propose.flows import (
 )
 from webworld.propose.patterns import Cursor
 from webworld.propose.profiles import PROFILES, Profile
-from webworld.spec.graph import explore_states
+from webworld.spec.graph import StateGraph, explore_states
 from webworld.spec.models import Condition, Goal, Provenance, Task, WorldSpec
 from webworld.spec.validate import validate
 
@@ -48,8 +48,9 @@ def generate(theme: str, profile: str = "medium", seed: int = 0) -> Proposal:
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(f"{theme}|{prof.name}|{seed}|{attempt}")
         spec = _attempt(theme, prof, seed, match.archetype, rng)
-        problems = [] if spec is None else profile_problems(spec, prof)
-        if spec is not None and not problems and validate(spec).valid:
+        graph = None if spec is None else explore_states(spec)  # one BFS for both checks
+        problems = [] if spec is None else profile_problems(spec, prof, graph)
+        if spec is not None and not problems and validate(spec, graph=graph).valid:
             notes = [match.note] + ([f"attempt {attempt + 1}"] if attempt else [])
             spec.provenance = Provenance(theme=theme, archetype=match.archetype.key,
                                          profile=prof.name, seed=seed, notes=notes)
@@ -66,7 +67,8 @@ def get_profile(name: str) -> Profile:
                          f"{', '.join(PROFILES)}", "--profile") from None
 
 
-def profile_problems(spec: WorldSpec, prof: Profile) -> list[str]:
+def profile_problems(spec: WorldSpec, prof: Profile, graph: StateGraph | None = None
+                     ) -> list[str]:
     """How the spec misses the profile's ranges (empty when it fits)."""
     out = []
     lo, hi = prof.pages
@@ -78,8 +80,7 @@ def profile_problems(spec: WorldSpec, prof: Profile) -> list[str]:
             out.append(f"page {page.id} has {len(page.actions)} actions, want {amin}-{amax}")
     if len(spec.terminals) != prof.terminals:
         out.append(f"{len(spec.terminals)} terminals, want {prof.terminals}")
-    graph = explore_states(spec)
-    shortest = shortest_paths_to_terminals(spec, graph)
+    shortest = shortest_paths_to_terminals(spec, graph or explore_states(spec))
     lmin, lmax = prof.path_length
     for page_id, length in shortest.items():
         if length is None or not lmin <= length <= lmax:

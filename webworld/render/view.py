@@ -452,16 +452,10 @@ class _Views:
 
     def select(self, el: Element, view: dict[str, Any]) -> None:
         uses = [u for u in self.plan.uses.get(el.id, []) if u.step.op == "select"]
-        owner = next((u for u in uses if u.trigger), uses[0] if uses else None)
+        owner = self._bind_owner(uses, view)
         current = self.current(el.id)
         view["unset"] = current is None
         view["value"] = "" if current is None else option_text(current)
-        if owner is not None:
-            fid = contract.form_id(owner.action.id)
-            view["form"] = fid
-            view["name"] = owner.param or ""
-            if owner.trigger:
-                view["submit_form"] = fid
         for i, option in enumerate(el.options):
             use = self.plan.binding(el.id, option)
             ov = _option(view, i, option)
@@ -492,7 +486,12 @@ class _Views:
         inside = isinstance(current, int) and not isinstance(current, bool) and lo <= current <= hi
         view["unset"] = not inside
         view["value"] = str(current if inside else lo)
-        uses = self.plan.uses.get(el.id, [])
+        self._bind_owner(self.plan.uses.get(el.id, []), view)
+
+    @staticmethod
+    def _bind_owner(uses: list[Use], view: dict[str, Any]) -> Use | None:
+        """The widget belongs to the form of the action it triggers (else its first use):
+        its ``form`` and parameter ``name``, and ``submit_form`` when changing it submits."""
         owner = next((u for u in uses if u.trigger), uses[0] if uses else None)
         if owner is not None:
             fid = contract.form_id(owner.action.id)
@@ -500,6 +499,7 @@ class _Views:
             view["name"] = owner.param or ""
             if owner.trigger:
                 view["submit_form"] = fid
+        return owner
 
     def choices(self, el: Element, view: dict[str, Any]) -> None:
         """radio, tabs, hover menu, date picker, result links: one control per option."""

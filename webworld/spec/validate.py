@@ -785,8 +785,10 @@ CHECKS: dict[str, Check] = {**STRUCTURAL_CHECKS, **DYNAMIC_CHECKS}
 """Every check in the order it runs (structural first, then dynamic)."""
 
 
-def validate(spec: WorldSpec, *, state_budget: int = DEFAULT_STATE_BUDGET) -> Report:
-    """Run every check; the BFS runs once and only if the structure is sound."""
+def validate(spec: WorldSpec, *, state_budget: int = DEFAULT_STATE_BUDGET,
+             graph: StateGraph | None = None) -> Report:
+    """Run every check; the BFS runs once and only if the structure is sound (``graph``:
+    a BFS of this spec from home, with this budget, that the caller already has)."""
     ctx = Context(spec, state_budget)
     findings = [f for check_fn in STRUCTURAL_CHECKS.values() for f in check_fn(ctx)]
     if any(f.code in BLOCKING_CODES for f in findings):
@@ -794,6 +796,6 @@ def validate(spec: WorldSpec, *, state_budget: int = DEFAULT_STATE_BUDGET) -> Re
     too_big = list(parameter_explosion(ctx))
     if too_big:
         return Report(findings + too_big, None)
-    ctx.states = explore_states(spec, budget=state_budget, machine=Machine(spec))
+    ctx.states = graph or explore_states(spec, budget=state_budget, machine=Machine(spec))
     findings += [f for check_fn in DYNAMIC_CHECKS.values() for f in check_fn(ctx)]
     return Report(findings, len(ctx.states.states))

@@ -100,6 +100,7 @@ class Replay:
         self.truth, self.config = truth, config
         self.recorded: list[Recorded] = []
         self.sid = ""
+        self.final: dict[str, Any] = {}  # the true state after the last step
 
     async def run(self) -> list[Recorded]:
         await self._open()
@@ -180,7 +181,7 @@ class Replay:
 
     async def _expect(self, expected: dict[str, Any], step: dict[str, Any],
                       gui: dict[str, Any]) -> None:
-        actual = await self.truth.state(self.sid)
+        actual = self.final = await self.truth.state(self.sid)
         if actual != expected:
             raise Failure("state_mismatch", _diff(expected, actual, step, gui))
         for rec in self.recorded:
@@ -241,7 +242,6 @@ async def verify_candidate(page: Page, spec: WorldSpec, candidate: dict[str, Any
             failure=failure.kind, step=last["index"] if last else 0,
             fsm_action=last["fsm_action"] if last else "", message=str(failure),
             seconds=round(time.perf_counter() - started, 3))
-    final = await truth.state(replay.sid)
     _write_images(world_dir, recorded)
     viewport = page.viewport_size or {"width": 0, "height": 0}
     return VerifiedTrajectory(
@@ -249,7 +249,7 @@ async def verify_candidate(page: Page, spec: WorldSpec, candidate: dict[str, Any
         intent=candidate["intent"], slots=candidate["slots"], length=candidate["length"],
         shortest_length=candidate["shortest_length"], theme=theme,
         viewport=[viewport["width"], viewport["height"]],
-        steps=[r.step for r in recorded], final_state=final,
+        steps=[r.step for r in recorded], final_state=replay.final,
         seconds=round(time.perf_counter() - started, 3)), None
 
 
