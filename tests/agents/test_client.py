@@ -186,3 +186,42 @@ def test_config_file_env_and_flags(tmp_path: Path, monkeypatch) -> None:
     assert parse_stages("propose, render") == {"propose", "render"}
     with pytest.raises(UsageError, match="unknown LLM stage"):
         parse_stages("propose,paint")
+
+
+ENV_NAMES = ("WEBWORLD_LLM_BASE_URL", "WEBWORLD_LLM_API_KEY", "WEBWORLD_LLM_MODEL",
+             "OPENAI_BASE_URL", "OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize(("set_env", "want_url", "want_key"), [
+    ({"OPENAI_API_KEY": "sk-openai"}, None, "sk-openai"),
+    ({"OPENAI_BASE_URL": "http://127.0.0.1:2/v1"}, "http://127.0.0.1:2/v1", None),
+    ({"WEBWORLD_LLM_API_KEY": "ww-key"}, None, "ww-key"),
+    ({"WEBWORLD_LLM_BASE_URL": "http://127.0.0.1:3/v1"}, "http://127.0.0.1:3/v1", None),
+    # both names set: webworld's own wins
+    ({"OPENAI_API_KEY": "sk-openai", "WEBWORLD_LLM_API_KEY": "ww-key",
+      "OPENAI_BASE_URL": "http://127.0.0.1:2/v1", "WEBWORLD_LLM_BASE_URL": "http://127.0.0.1:3/v1"},
+     "http://127.0.0.1:3/v1", "ww-key"),
+])
+def test_each_environment_variable_alone_and_with_precedence(
+        tmp_path: Path, monkeypatch, set_env: dict[str, str], want_url, want_key) -> None:
+    monkeypatch.chdir(tmp_path)  # no webworld.toml here
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in set_env.items():
+        monkeypatch.setenv(name, value)
+    config = load_llm_config()
+    assert (config.base_url, config.api_key) == (want_url, want_key)
+
+
+def test_openai_environment_reaches_the_endpoint(llm, tmp_path: Path, monkeypatch) -> None:
+    """Only OPENAI_BASE_URL and OPENAI_API_KEY set: the server sees that key, not a default."""
+    script, make = llm
+    script.api_key = "sk-from-openai-env"
+    monkeypatch.chdir(tmp_path)
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", make.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-env")
+    config = load_llm_config(model="scripted-model", cache_dir=tmp_path / "c")
+    script.push(GOOD)
+    assert ask(LLMClient(config)) == Answer(**GOOD)

@@ -110,13 +110,19 @@ def test_schema_command(in_tmp: Path) -> None:
 
 def test_build_goes_from_theme_to_verified_dataset(in_tmp: Path) -> None:
     result = run("build", "--theme", "hotel", "--profile", "easy", "--max-shortest", "1",
-                 "--max-instances", "1", "--max-longer", "0", "--workers", "2")
+                 "--max-instances", "1", "--max-longer", "0", "--workers", "2",
+                 "--specs-out", "A", "--sites-out", "B", "--out", "C", "--dataset-out", "D")
     assert result.exit_code == 0, result.output
     assert re.search(r"verified (\d+) of \1 candidates \(100.0%\)", result.output)
-    world = next((in_tmp / "trajectories").iterdir())
+    world = next((in_tmp / "C").iterdir())
     assert (world / "verified.jsonl").read_text().count("\n") >= 3
-    assert (in_tmp / "datasets" / "webworld" / "README.md").is_file()
-    assert (in_tmp / "sites" / world.name / "manifest.json").is_file()
+    assert (in_tmp / "D" / "README.md").is_file()
+    assert (in_tmp / "B" / world.name / "manifest.json").is_file()
+    assert (in_tmp / "A" / f"{world.name}.json").is_file()
+    # the summary names the folders it wrote, not the defaults
+    summary = " ".join(result.output.split())
+    assert "Specs: A/ sites: B/ data: C/<world>/ dataset: D/" in summary
+    assert "fsm_specs" not in summary and not (in_tmp / "trajectories").exists()
 
 
 def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:

@@ -60,9 +60,13 @@ class LLMConfig(BaseModel):
             (p for name, p in table.items() if model.startswith(name + "-")), None)
 
 
-ENV = {"base_url": "WEBWORLD_LLM_BASE_URL", "api_key": "WEBWORLD_LLM_API_KEY",
-       "model": "WEBWORLD_LLM_MODEL"}
-FALLBACK_ENV = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
+# Per setting, the environment variables that may hold it, the first set one winning:
+# webworld's own names before the OpenAI SDK's.
+ENV: dict[str, tuple[str, ...]] = {
+    "base_url": ("WEBWORLD_LLM_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key": ("WEBWORLD_LLM_API_KEY", "OPENAI_API_KEY"),
+    "model": ("WEBWORLD_LLM_MODEL",),
+}
 
 
 def load_llm_config(path: Path | None = None, **flags: object) -> LLMConfig:
@@ -71,9 +75,10 @@ def load_llm_config(path: Path | None = None, **flags: object) -> LLMConfig:
     file = path or (CONFIG_FILE if CONFIG_FILE.is_file() else None)
     if file is not None:
         data.update(_read_file(file))
-    for key, name in {**FALLBACK_ENV, **ENV}.items():
-        if os.environ.get(name):
-            data[key] = os.environ[name]
+    for key, names in ENV.items():
+        found = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        if found is not None:
+            data[key] = found
     data.update({k: v for k, v in flags.items() if v is not None})
     try:
         return LLMConfig.model_validate(data)

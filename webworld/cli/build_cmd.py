@@ -115,7 +115,8 @@ def build_cmd(
     finally:
         if session is not None:
             print_costs(session, sum(r.verified for r in rows))
-    _summary(rows, time.perf_counter() - started, verify)
+    _summary(rows, time.perf_counter() - started, verify,
+             Folders(specs_dir, sites_dir, traj_dir, dataset_dir))
 
 
 def _repair_sites(session: LLMSession | None, rows: list[WorldRow], sites_dir: Path,
@@ -233,7 +234,17 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _summary(rows: list[WorldRow], seconds: float, verified: bool) -> None:
+@dataclass
+class Folders:
+    """Where this build wrote each kind of output (the summary names them)."""
+
+    specs: Path
+    sites: Path
+    trajectories: Path
+    dataset: Path
+
+
+def _summary(rows: list[WorldRow], seconds: float, verified: bool, folders: Folders) -> None:
     table = Table("world", "archetype", "pages", "states", "candidates", "verified",
                   "failure classes", title="webworld build")
     for r in rows:
@@ -247,8 +258,8 @@ def _summary(rows: list[WorldRow], seconds: float, verified: bool) -> None:
     if verified and candidates:
         failed = sum(sum(r.failures.values()) for r in rows)
         out.print(f"verified {total} of {candidates} candidates ({100 * total / candidates:.1f}%); "
-                  f"{failed} failed, each with its class in {TRAJECTORIES_DIR}/<world>/failures.jsonl")
+                  f"{failed} failed, each with its class in {folders.trajectories}/<world>/failures.jsonl")
     rate = total / seconds if seconds else 0.0
     out.print(f"{total} {what} from {len(rows)} worlds in {seconds:.1f}s ({rate:.2f} "
-              f"trajectories/s). Specs: {SPECS_DIR}/  sites: {SITES_DIR}/  data: "
-              f"{TRAJECTORIES_DIR}/<world>/" + (f"  dataset: {DATASET_DIR}/" if verified else ""))
+              f"trajectories/s). Specs: {folders.specs}/  sites: {folders.sites}/  data: "
+              f"{folders.trajectories}/<world>/" + (f"  dataset: {folders.dataset}/" if verified else ""))
