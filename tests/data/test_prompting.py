@@ -1,33 +1,27 @@
-"""The policy's input and output format, and reading actions back without eval."""
+"""The policy's input and output format (the action grammar: tests/browser/test_actions.py)."""
 
 from __future__ import annotations
 
 import pytest
 from trl.data_utils import is_conversational
 
-from webworld.browser import actions
+from tests.browser.test_actions import ACTIONS
 from webworld.data.prompting import (
     ACTION_ARITY,
     SYSTEM_PROMPT,
-    ActionCall,
     assistant_message,
-    format_action,
-    parse_action,
-    parse_call,
+    parse_reply,
     prompt_messages,
     step_messages,
     user_message,
 )
 
-ACTIONS = ["click('12')", "fill('7', 'tea')", "press('7', 'Enter')",
-           "select_option('9', 'Paperback')", "hover('3')", "check('4')", "uncheck('4')",
-           "drag('15', '120')"]
 
-
-def test_system_prompt_documents_every_action() -> None:
+def test_system_prompt_documents_every_action_and_key() -> None:
     for name in ACTION_ARITY:
         assert f"{name}('bid'" in SYSTEM_PROMPT
     assert "Thought:" in SYSTEM_PROMPT and "Action:" in SYSTEM_PROMPT
+    assert "Enter" in SYSTEM_PROMPT and "Escape" in SYSTEM_PROMPT
 
 
 def test_user_message_has_task_url_history_and_page() -> None:
@@ -41,56 +35,20 @@ def test_user_message_has_task_url_history_and_page() -> None:
     assert "x" * 11 not in cut and cut.endswith("(page cut)")
 
 
+def test_user_message_names_a_failed_action_only_when_there_is_one() -> None:
+    plain = user_message("t", "p", "u", ["click('1')"])
+    assert "failed" not in plain
+    failed = user_message("t", "p", "u", ["click('1')"], error="element 1 is\ncovered")
+    assert "Last action failed: element 1 is covered\nPage:" in failed
+
+
 def test_assistant_message_is_two_lines() -> None:
     assert assistant_message("I go\non.", "click('1')") == "Thought: I go on.\nAction: click('1')"
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_round_trip(action: str) -> None:
-    assert parse_action(assistant_message("Because.", action)) == action
-    assert str(parse_call(action)) == action
-
-
-@pytest.mark.parametrize("reply, expected", [
-    ("Thought: ok\nAction: click('12')", "click('12')"),
-    ("thought: ok\n**Action:** `fill('7', \"it's\")`", "fill('7', 'it\\'s')"),
-    ("Action: click(12)", "click('12')"),                       # bare integer id
-    ("Action: drag('4', 3)", "drag('4', '3')"),
-    ("I will do it.\nclick('5')", "click('5')"),                # no Action line: a bare call
-    ("Action: click('1')\nAction: hover('2')", "hover('2')"),   # the last one counts
-    ("Action: nonsense\nAction: check('3')", "check('3')"),
-    ("Action:   select_option( '9' , 'A, B' )  ", "select_option('9', 'A, B')"),
-])
-def test_parse_action_accepts(reply: str, expected: str) -> None:
-    assert parse_action(reply) == expected
-
-
-@pytest.mark.parametrize("reply", [
-    "", "Thought: nothing to do", "Action: click('12', 'x')", "Action: fill('7')",
-    "Action: open('/etc/passwd')", "Action: __import__('os').system('true')",
-    "Action: click(bid)", "Action: click('1' + '2')", "Action: click(bid='1')",
-    "Action: click('')", "Action: click(True)", "Action: click('1' '2')", "Action: Click('1')",
-    "Action: click('1'); click('2')",
-])
-def test_parse_action_refuses(reply: str) -> None:
-    assert parse_action(reply) is None
-
-
-def test_parse_never_evaluates(monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    def boom(*a, **k):
-        raise AssertionError("evaluated")
-    monkeypatch.setattr(builtins, "eval", boom)
-    monkeypatch.setattr(builtins, "exec", boom)
-    assert parse_action("Action: fill('1', \"__import__('os')\")") == "fill('1', '__import__(\\'os\\')')"
-
-
-def test_action_call() -> None:
-    call = parse_call("fill('7', 'tea')")
-    assert call == ActionCall("fill", ("7", "tea")) and call.bid == "7"
-    assert format_action("fill", "7", "it's") == "fill('7', 'it\\'s')"
-    assert parse_call(format_action("fill", "7", "a'b\"c\\")).args == ("7", "a'b\"c\\")
+def test_an_assistant_message_reads_back_as_its_action(action: str) -> None:
+    assert parse_reply(assistant_message("Because.", action)) == action
 
 
 def test_messages_roles_and_conversational_format() -> None:
@@ -100,22 +58,3 @@ def test_messages_roles_and_conversational_format() -> None:
     assert msgs[:2] == prompt_messages("Buy Dune", "[1] link 'Dune'", "http://x", [])
     assert msgs[2]["content"] == "Thought: I open it.\nAction: click('1')"
     assert is_conversational({"messages": msgs})
-
-
-@pytest.mark.parametrize("text", [
-    *ACTIONS, "click(12)", "fill('7', \"it's\")", "fill('7', 'a\\\\b \\'q\\'')", "drag('4', 3)",
-    "click('1', )", "click('1' '2')", "fill('7')", "scroll('1')", "click(bid)", "click('1') + 1",
-])
-def test_same_grammar_as_the_browser(text: str) -> None:
-    """prompting mirrors webworld.browser.actions (which imports Playwright): they must agree."""
-    try:
-        theirs = actions.parse_action(text)
-    except actions.ActionSyntaxError:
-        theirs = None
-    ours = parse_call(text)
-    if theirs is None or ours is None:
-        assert theirs is None and ours is None, (theirs, ours)
-    else:
-        assert (ours.name, ours.args) == (theirs.name, (theirs.bid,) + (
-            (theirs.arg,) if theirs.arg is not None else ()))
-        assert str(ours) == str(theirs)

@@ -172,7 +172,9 @@ def test_context_carries_views_not_the_state(bookstore) -> None:
                                "action": "home_cookies_accepted", "label": "Accept all cookies"}
     menu = ctx["elements"]["browse_menu"]
     assert [o["value"] for o in menu["options"]] == ["Biography", "History"]
-    assert ctx["urls"]["css"] == f"{BASE}/static/theme.css"
+    # static files carry a version (a hash of their bytes), so browsers may keep them
+    assert ctx["urls"]["css"] == f"{BASE}/static/theme.css?v={site.static_version}"
+    assert len(site.static_version) == 12
 
 
 def test_blocking_overlay_has_a_backdrop_and_dialog_semantics(bookstore) -> None:

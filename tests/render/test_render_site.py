@@ -40,7 +40,7 @@ def test_site_layout_and_manifest(spec, tmp_path: Path) -> None:
     assert manifest == {
         "format": SITE_FORMAT, "world_id": spec.id, "name": spec.name, "theme": "ember",
         "spec": "spec.json", "pages": {p.id: f"pages/{p.id}.html" for p in spec.pages},
-        "generator": "webworld.render/1",
+        "generator": "webworld.render/2",
     }
     assert (root / "spec.json").read_text() == spec_to_json(spec)
     for rel in ("templates/layout.html", "templates/widgets.html", "static/theme.css",

@@ -162,3 +162,26 @@ def test_truth_reset_and_static_files(served) -> None:
     assert reset.status_code == 200 and reset.json()["vars"]["cookie_consent"] is None
     css = client.get(contract.STATIC_URL.format(base=base, path="theme.css"))
     assert css.status_code == 200 and "text/css" in css.headers["content-type"]
+    assert "immutable" not in css.headers.get("cache-control", "")
+    versioned = client.get(contract.STATIC_URL.format(base=base, path="theme.css") + "?v=abc")
+    assert "immutable" in versioned.headers["cache-control"]
+    page = client.get(contract.PAGE_URL.format(base=base, page=world.spec.home))
+    assert page.headers["cache-control"] == "no-store"
+
+
+def test_truth_session_opens_a_session_at_a_page(served) -> None:
+    base, world = served
+    headers = {contract.TOKEN_HEADER: f"Bearer {TOKEN}"}
+    url = contract.TRUTH_SESSION_URL.format(base=base)
+    assert httpx.post(url, params={"page": world.spec.home}, timeout=10).status_code == 401
+    assert httpx.post(url, params={"page": "nowhere"}, headers=headers,
+                      timeout=10).status_code == 404
+    other = next(p.id for p in world.spec.pages if p.id != world.spec.home and not p.terminal)
+    made = httpx.post(url, params={"page": other}, headers=headers, timeout=10).json()
+    assert made["state"]["page"] == other and made["name"] == contract.SESSION_COOKIE
+    client = httpx.Client(cookies={contract.SESSION_COOKIE: made["cookie"]}, timeout=10)
+    shown = client.get(contract.PAGE_URL.format(base=base, page=other))
+    assert shown.status_code == 200 and "<html" in shown.text
+    truth = httpx.get(contract.TRUTH_STATE_URL.format(base=base), params={"session": made["session"]},
+                      headers=headers, timeout=10)
+    assert truth.json()["page"] == other

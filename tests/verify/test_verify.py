@@ -101,7 +101,7 @@ def test_covering_overlay_is_classified(bookstore: World, tmp_path: Path) -> Non
     edit(world, "layout.html", "</body>", '<div class="test-cover"></div></body>')
     failed = failures_of(world)
     assert failed and {f["failure"] for f in failed} == {"element_covered"}
-    assert all("intercepts pointer events" in f["message"] for f in failed)
+    assert all("is covered by another element" in f["message"] for f in failed)
 
 
 def test_wrong_form_target_is_classified(bookstore: World, tmp_path: Path) -> None:

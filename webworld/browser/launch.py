@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from playwright.async_api import Browser, Playwright
+from playwright.async_api import Browser, BrowserContext, Playwright
 
 from webworld.errors import WebworldError
 
@@ -22,6 +22,12 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
     "--hide-scrollbars",
     "--font-render-hinting=none",
+    # (one flag: Chromium reads only the last --disable-features) New headless mode
+    # preloads the omnibox popup (a WebUI renderer) in every window: nothing here shows
+    # it, and it costs a quarter of the CPU of page loads. The back/forward cache would
+    # freeze a page left by a form submission instead of ending it, and a script still
+    # running there would never answer.
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,BackForwardCache",
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 
@@ -47,3 +53,9 @@ async def launch_browser(playwright: Playwright) -> Browser:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WebworldError(f"could not start Chromium ({first}); install Debian's "
                             "chromium or set WEBWORLD_CHROMIUM") from None
+
+
+async def new_context(browser: Browser) -> BrowserContext:
+    """A browser context as every webworld page sees the web: one viewport, locale and zone."""
+    return await browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US",
+                                      timezone_id="UTC")

@@ -1,7 +1,7 @@
 """What an agent sees: accessibility text with element ids, plus a screenshot.
 
-One script walks the visible DOM in document order and writes one line per meaningful
-node, BrowserGym style::
+One script walks the visible DOM in document order and returns one row per meaningful
+node; :func:`format_rows` writes them as text, BrowserGym style::
 
     RootWebArea 'Harbor View Hotel'
       banner
@@ -12,22 +12,31 @@ node, BrowserGym style::
 
 Interactive nodes get a numeric id (``bid``) stored in ``data-ww-bid``; ids follow
 document order, so the same page in the same state always gets the same ids. The
-dataset and the RL environment both use exactly this text and these ids.
+dataset, the live environment and the fast environment (which replays captured rows,
+see :mod:`webworld.rl.fast`) all write text through :func:`format_rows`, so they agree
+byte for byte. :func:`compact_text` derives the compact observation mode from the text.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Page
+if TYPE_CHECKING:  # the text functions need no browser
+    from playwright.async_api import Page
 
-OBSERVE_JS = r"""
-() => {
+# The walk of the body, leaving out what matches ``skip`` (a CSS selector). ``capture``
+# (the fast environment's capture) adds each element's document index as ``key``.
+WALK_JS = r"""
+(opts) => {
+  const capture = !!(opts && opts.capture);
+  const skip = (opts && opts.skip) || null;
   const INTERACTIVE_ROLES = new Set(["button", "link", "textbox", "searchbox", "combobox",
     "checkbox", "radio", "slider", "tab", "menuitem", "option", "switch", "spinbutton"]);
   const GROUP_ROLES = new Set(["banner", "navigation", "main", "contentinfo", "dialog",
     "alertdialog", "form", "region", "tablist", "menu", "list", "table", "complementary",
-    "search", "radiogroup", "row"]);
+    "search", "radiogroup", "row", "alert", "status"]);
   const INPUT_ROLES = {text: "textbox", email: "textbox", tel: "textbox", password: "textbox",
     url: "textbox", number: "spinbutton", search: "searchbox", checkbox: "checkbox",
     radio: "radio", range: "slider", submit: "button", button: "button", reset: "button",
@@ -39,9 +48,7 @@ OBSERVE_JS = r"""
     IMG: "img", LI: "listitem", TD: "cell", TH: "columnheader"};
   const CONTROLS = "a[href], button, input, select, textarea, [role=button], [role=link]";
   const SKIP = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD", "META", "LINK"]);
-  const clean = (s) => (s || "").replace(/\s+/g, " ").trim().slice(0, 160);
-  const quote = (s) => "'" + clean(s).replace(/\\/g, "\\\\").replace(/'/g, "\\'") + "'";
-  const pad = (d) => "  ".repeat(d);
+  const keys = capture ? new Map(Array.from(document.querySelectorAll("*"), (e, i) => [e, i])) : null;
 
   function roleOf(el) {
     const explicit = el.getAttribute("role");
@@ -73,101 +80,273 @@ OBSERVE_JS = r"""
     if (el.tagName === "IMG") return el.alt;
     return el.getAttribute("placeholder") || el.getAttribute("title") || el.textContent;
   }
-  function states(el, role) {
-    const out = [];
-    if (el.disabled) out.push("disabled");
-    if (role === "checkbox" || role === "radio" || role === "switch")
-      out.push(el.checked || el.getAttribute("aria-checked") === "true" ? "checked" : "unchecked");
-    if (role === "textbox" || role === "searchbox" || role === "spinbutton")
-      out.push("value=" + quote(el.value || ""));
-    if (role === "slider") out.push("value=" + quote(el.value ?? el.getAttribute("aria-valuenow")));
-    if (role === "combobox" && el.tagName === "SELECT")
-      out.push("value=" + quote(el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : ""));
-    if (el.getAttribute("aria-selected") === "true") out.push("selected");
-    if (el.getAttribute("aria-expanded")) out.push("expanded=" + el.getAttribute("aria-expanded"));
-    return out.length ? ", " + out.join(", ") : "";
+  function facts(el, role, bid) {
+    const r = el.getBoundingClientRect();
+    const f = {bid, role, name: nameOf(el) || "", tag: el.tagName, type: (el.type || "").toLowerCase(),
+      disabled: !!el.disabled, readonly: !!el.readOnly,
+      checked: !!(el.checked || el.getAttribute("aria-checked") === "true"),
+      value: null, selected: el.getAttribute("aria-selected") === "true",
+      expanded: el.getAttribute("aria-expanded") || null,
+      bbox: [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10)};
+    const owner = el.closest("[data-ww-id]");
+    f.ww_id = owner ? owner.getAttribute("data-ww-id") : null;
+    f.ww_value = el.getAttribute("data-ww-value");
+    if (role === "textbox" || role === "searchbox" || role === "spinbutton") f.value = el.value || "";
+    if (role === "slider") {
+      f.value = String(el.value ?? el.getAttribute("aria-valuenow"));
+      f.min = el.min; f.max = el.max; f.step = el.step;
+    }
+    if (el.tagName === "SELECT") {
+      f.value = el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : "";
+      f.options = Array.from(el.options, (o) => capture
+        ? {text: o.text, disabled: o.disabled, value: o.value, form: o.getAttribute("data-ww-form")}
+        : {text: o.text, disabled: o.disabled});
+    }
+    if (capture) f.key = keys.get(el);
+    return f;
   }
   function ownText(el) {
     let s = "";
     for (const n of el.childNodes) if (n.nodeType === Node.TEXT_NODE) s += n.textContent + " ";
-    return clean(s);
+    return s;
   }
 
   document.querySelectorAll("[data-ww-bid]").forEach((e) => e.removeAttribute("data-ww-bid"));
   let next = 1;
-  const lines = ["RootWebArea " + quote(document.title)];
-  const nodes = [];
+  const rows = [[0, "root", "", document.title, null]];
   function walk(parent, depth) {
     for (const el of parent.children) {
       if (SKIP.has(el.tagName) || el.getAttribute("aria-hidden") === "true" || !visible(el)) continue;
+      if (skip && el.matches(skip)) continue;
       const role = roleOf(el);
       if (isInteractive(el, role)) {
         const bid = String(next++);
         el.setAttribute("data-ww-bid", bid);
-        const r = el.getBoundingClientRect();
-        const name = clean(nameOf(el));
-        lines.push(pad(depth) + "[" + bid + "] " + role + " " + quote(name) + states(el, role));
-        if (el.tagName === "SELECT")
-          for (const o of el.options) lines.push(pad(depth + 1) + "option " + quote(o.text));
-        const owner = el.closest("[data-ww-id]");
-        nodes.push({bid, role, name, ww_id: owner ? owner.getAttribute("data-ww-id") : null,
-                    ww_value: el.getAttribute("data-ww-value"),
-                    bbox: [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10)});
+        rows.push([depth, "node", role, "", facts(el, role, bid)]);
         continue;
       }
       let d = depth;
       if (GROUP_ROLES.has(role)) {
         const label = el.getAttribute("aria-label") || (el.getAttribute("aria-labelledby")
           ? textOf(el.getAttribute("aria-labelledby")) : "");
-        lines.push(pad(depth) + role + (label ? " " + quote(label) : ""));
+        rows.push([depth, "group", role, label, null]);
         d = depth + 1;
       } else if (role === "heading") {
         if (!el.querySelector(CONTROLS)) {
-          lines.push(pad(depth) + "heading " + quote(el.textContent));
+          rows.push([depth, "heading", role, el.textContent, null]);
           continue;
         }
-        lines.push(pad(depth) + "heading");  // a heading that holds a link: list the link
+        rows.push([depth, "group", "heading", "", null]);  // a heading that holds a link: list the link
         d = depth + 1;
       } else if (role === "img") {
-        if (el.alt) lines.push(pad(depth) + "img " + quote(el.alt));
+        if (el.alt) rows.push([depth, "img", role, el.alt, null]);
         continue;
       }
       const text = el.tagName === "LABEL" ? "" : ownText(el);
-      if (text) lines.push(pad(d) + (role === "alert" || role === "status" ? role : "StaticText")
-                           + " " + quote(text));
+      if (text.trim()) rows.push([d, "text", "StaticText", text, capture ? {key: keys.get(el)} : null]);
       walk(el, d);
     }
   }
   walk(document.body, 1);
-  return {text: lines.join("\n"), nodes};
+  return rows;
 }
 """
 
+MAX_TEXT = 160
+CHECKABLE_ROLES = frozenset({"checkbox", "radio", "switch"})
+TEXT_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
 
-@dataclass
-class Node:
-    bid: str
-    role: str
-    name: str
-    ww_id: str | None
-    ww_value: str | None
-    bbox: list[float]
+Row = list[Any]
+"""``[depth, kind, role, text, facts]``; kind is root / group / heading / img / text / node."""
+
+
+def clean(text: str | None) -> str:
+    """One line, whitespace collapsed, at most :data:`MAX_TEXT` characters."""
+    return re.sub(r"\s+", " ", text or "").strip()[:MAX_TEXT]
+
+
+def quote(text: str | None) -> str:
+    return "'" + clean(text).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def node_states(node: dict[str, Any]) -> str:
+    """``, checked, value='tea'``: the state part of an interactive node's line."""
+    role, out = node["role"], []
+    if node.get("disabled"):
+        out.append("disabled")
+    if role in CHECKABLE_ROLES:
+        out.append("checked" if node.get("checked") else "unchecked")
+    if role in TEXT_ROLES or role == "slider" or (role == "combobox" and node.get("tag") == "SELECT"):
+        out.append("value=" + quote(node.get("value") or ""))
+    if node.get("selected"):
+        out.append("selected")
+    if node.get("expanded"):
+        out.append("expanded=" + node["expanded"])
+    return ", " + ", ".join(out) if out else ""
+
+
+def format_rows(rows: list[Row]) -> str:
+    """The observation text of a page's rows (the one formatter of webworld)."""
+    lines = []
+    for depth, kind, role, text, node in rows:
+        pad = "  " * depth
+        if kind == "root":
+            lines.append("RootWebArea " + quote(text))
+        elif kind == "node":
+            lines.append(f"{pad}[{node['bid']}] {role} {quote(node['name'])}{node_states(node)}")
+            for option in node.get("options") or ():
+                lines.append(f"{pad}  option {quote(option['text'])}")
+        elif kind == "group":
+            lines.append(pad + role + (" " + quote(text) if clean(text) else ""))
+        elif kind == "text":
+            lines.append(f"{pad}{role} {quote(text)}")
+        else:  # heading, img
+            lines.append(f"{pad}{kind} {quote(text)}")
+    return "\n".join(lines)
+
+
+# --- the compact mode -------------------------------------------------------------------------
+
+_LINE = re.compile(r"^( *)(?:\[(\d+)\] )?(\S+)(?: '((?:[^'\\]|\\.)*)')?(.*)$")
+KEEP_TREES = frozenset({"dialog", "alertdialog", "alert", "status"})
+"""Containers kept whole in the compact mode: dialogs and messages are what a page says."""
+CHROME = frozenset({"list", "banner", "contentinfo", "complementary"})
+"""Groups whose headings the compact mode leaves out (promotional lists, header, footer)."""
+GROUPS = frozenset({"banner", "navigation", "main", "contentinfo", "form", "region", "tablist",
+                    "menu", "list", "table", "complementary", "search", "radiogroup", "row"})
+LABELLED = frozenset({"textbox", "searchbox", "spinbutton", "combobox", "radio", "checkbox",
+                      "slider", "switch"})
+"""Controls whose label text (just before them) the compact mode keeps."""
+MAX_LABEL = 60  # longer text before a control is a paragraph, not its label
+
+
+def compact_text(text: str) -> str:
+    """The compact observation: interactive elements (same ids) and their list options,
+    the page's headings, the label just before a form control, and dialogs and messages
+    whole; page chrome (banners, footers, breadcrumbs, listing facts, the headings of
+    promotional lists) is left out. A pure function of the full text, so the export, the
+    dataset and both environments agree."""
+    parsed = [parse_line(line) for line in text.splitlines()]
+    out: list[str] = []
+    kept_trees: list[int] = []  # depths of the open KEEP_TREES containers
+    groups: list[tuple[int, str]] = []  # (depth, role) of the open group lines
+    for i, (depth, bid, role, name, rest) in enumerate(parsed):
+        while kept_trees and depth <= kept_trees[-1]:
+            kept_trees.pop()
+        while groups and depth <= groups[-1][0]:
+            groups.pop()
+        pad = "  " * len(kept_trees)
+        if role == "RootWebArea":
+            out.append(f"RootWebArea {_requote(name)}")
+        elif role in KEEP_TREES:
+            out.append(pad + role + (f" {_requote(name)}" if name is not None else ""))
+            kept_trees.append(depth)
+        elif bid is not None:
+            out.append(f"{pad}[{bid}] {role} {_requote(name)}{rest}")
+        elif role == "option" and i and _under_list(parsed, i):
+            out.append(f"{pad}  option {_requote(name)}")
+        elif role == "heading" and name is not None and (
+                kept_trees or not any(r in CHROME for _, r in groups)):
+            out.append(f"{pad}heading {_requote(name)}")
+        elif role == "StaticText" and (kept_trees or _labels_next(parsed, i)):
+            out.append(f"{pad}StaticText {_requote(name)}")
+        elif role in GROUPS:
+            groups.append((depth, role))
+    return "\n".join(out)
+
+
+def _requote(name: str | None) -> str:
+    return "'" + (name or "").replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def parse_line(line: str) -> tuple[int, str | None, str, str | None, str]:
+    """``(depth, bid, role, name, states)`` of one line of observation text."""
+    match = _LINE.match(line)
+    if match is None:  # not a line of ours: keep it as text
+        return 0, None, "StaticText", line.strip(), ""
+    spaces, bid, role, name, rest = match.groups()
+    if name is not None:
+        name = re.sub(r"\\(.)", r"\1", name)
+    return len(spaces) // 2, bid, role, name, rest
+
+
+def _under_list(parsed: list, i: int) -> bool:
+    """An ``option`` line that belongs to the list (combobox) just above it."""
+    depth = parsed[i][0]
+    for j in range(i - 1, -1, -1):
+        d, bid, role, _, _ = parsed[j]
+        if role != "option":
+            return bid is not None and role == "combobox" and d == depth - 1
+    return False
+
+
+def _labels_next(parsed: list, i: int) -> bool:
+    """Static text that labels the form control right after it (a radio group's
+    question, a field's legend), and is not that control's name repeated (a radio's label
+    text follows its ``[n] radio 'Yes'`` line)."""
+    name = parsed[i][3]
+    nxt = parsed[i + 1] if i + 1 < len(parsed) else None
+    prev = parsed[i - 1] if i else None
+    if len(name or "") > MAX_LABEL or nxt is None or nxt[1] is None or nxt[2] not in LABELLED \
+            or nxt[3] == name:
+        return False
+    return not (prev is not None and prev[1] is not None and prev[3] == name)
+
+
+OBSERVATION_MODES: tuple[str, ...] = ("full", "compact")
+
+
+def observation_text(full_text: str, mode: str) -> str:
+    """The text of an observation in ``mode`` (full or compact)."""
+    if mode == "full":
+        return full_text
+    if mode == "compact":
+        return compact_text(full_text)
+    raise ValueError(f"unknown observation mode {mode!r}; choose from {', '.join(OBSERVATION_MODES)}")
+
+
+# --- URLs as a policy sees them -----------------------------------------------------------------
+
+_LOOPBACK = re.compile(r"^https?://(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?(?:/w/([a-z][a-z0-9_]*))?")
+
+
+def public_url(url: str) -> str:
+    """A served world's URL without the loopback port, which changes every run:
+    ``http://127.0.0.1:41234/w/online_bank_easy_s0/page/home`` is shown as
+    ``https://online-bank-easy-s0.webworld.test/page/home``."""
+    match = _LOOPBACK.match(url)
+    if match is None:
+        return url
+    world = match.group(1)
+    host = f"{world.replace('_', '-')}.webworld.test" if world else "localhost"
+    return ("https://" if world else "http://") + host + url[match.end():]
+
+
+# --- reading a page ---------------------------------------------------------------------------------
 
 
 @dataclass
 class Observation:
-    url: str
-    text: str
-    nodes: list[Node] = field(default_factory=list)
+    url: str                 # public form (:func:`public_url`)
+    text: str                # full accessibility text
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # interactive nodes, by bid order
     screenshot: bytes | None = None
 
-    def node(self, bid: str) -> Node | None:
-        return next((n for n in self.nodes if n.bid == bid), None)
+    def node(self, bid: str) -> dict[str, Any] | None:
+        return next((n for n in self.nodes if n["bid"] == bid), None)
 
 
-async def observe(page: Page, *, screenshot: bool = True) -> Observation:
-    """Assign element ids and read the page the way a policy will see it."""
-    raw = await page.evaluate(OBSERVE_JS)
-    nodes = [Node(**n) for n in raw["nodes"]]
+def observation_of(url: str, rows: list[Row], screenshot: bytes | None = None) -> Observation:
+    nodes = [r[4] for r in rows if r[1] == "node"]
+    for node in nodes:
+        node["name"] = clean(node["name"])
+    return Observation(public_url(url), format_rows(rows), nodes, screenshot)
+
+
+async def observe(page: Page, *, screenshot: bool = True, skip: str | None = None
+                  ) -> Observation:
+    """Assign element ids and read the page the way a policy will see it (leaving out
+    the parts that match ``skip``, a CSS selector)."""
+    rows = await page.evaluate(WALK_JS, {"skip": skip})
     image = await page.screenshot(type="png") if screenshot else None
-    return Observation(page.url, raw["text"], nodes, image)
+    return observation_of(page.url, rows, image)

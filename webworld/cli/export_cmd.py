@@ -33,11 +33,15 @@ def export_cmd(
                                      help="Export only this world (repeatable; default: all)."),
     splits: str = typer.Option("0.8,0.1,0.1", "--splits",
                                help="Train, validation, test fractions of the worlds."),
+    observation: str = typer.Option("full", "--observation",
+                                    help="Page text in the SFT prompts: full or compact "
+                                         "(train and act in the same mode)."),
 ) -> None:
     """Turn verified trajectories into datasets, split by world, with a dataset card."""
     chosen = {f.value for f in formats} if formats else set(FORMATS)
     summary = export_dataset(traj_root, out_dir, formats=chosen, splits=_fractions(splits),
-                             seed=seed, worlds=worlds or None, console=out)
+                             seed=seed, worlds=worlds or None, observation=observation,
+                             console=out)
     print_summary(summary)
 
 

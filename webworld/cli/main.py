@@ -6,6 +6,7 @@ import typer
 
 from webworld import __version__
 from webworld.cli.build_cmd import build_cmd
+from webworld.cli.env_cmd import env_app
 from webworld.cli.explore_cmd import explore_cmd
 from webworld.cli.export_cmd import export_cmd
 from webworld.cli.generate_cmd import generate_cmd, improve_cmd
@@ -22,6 +23,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(spec_app, name="spec")
+app.add_typer(env_app, name="env")
 app.command("generate")(generate_cmd)
 app.command("validate")(validate_cmd)
 app.command("improve")(improve_cmd)

@@ -38,7 +38,7 @@ def render_card(summary: ExportSummary, examples: list[dict[str, Any]], assets: 
         _examples(examples),
         _files(summary),
         _columns(),
-        _prompt(),
+        _prompt(summary.observation),
     ]
     return "\n".join(p for p in parts if p)
 
@@ -182,9 +182,11 @@ def _columns() -> str:
             _table(["column", "meaning"], [[f"`{k}`", v] for k, v in STEP_COLUMNS.items()]))
 
 
-def _prompt() -> str:
+def _prompt(observation: str) -> str:
     return ("## Prompt format\n\nThe SFT chats use `webworld.data.prompting`, the same code the RL "
-            "environment uses to prompt a policy. The system prompt:\n\n"
+            "environment uses to prompt a policy; their page text is the "
+            f"**{observation}** observation mode (`webworld export --observation`), which the "
+            f"environments give with `observation=\"{observation}\"`. The system prompt:\n\n"
             f"```text\n{SYSTEM_PROMPT}\n```\n\n"
             "The user turn holds the task, the URL, the earlier actions and the page; the "
             "assistant turn is `Thought: ...` then `Action: <action>`. Thoughts are short and "

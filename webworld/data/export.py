@@ -41,6 +41,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
 from webworld.data.card import write_card
 from webworld.data.prompting import step_messages
 from webworld.data.reading import JsonlRead, RecordError, iter_verified, read_failures
@@ -91,6 +92,7 @@ class ExportSummary:
     fractions: tuple[float, float, float]
     splits: dict[str, SplitSummary]
     worlds: dict[str, WorldSummary]
+    observation: str = "full"         # the observation text of the SFT prompts
     paths: dict[str, list[Path]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -113,6 +115,7 @@ class ExportSummary:
             "formats": list(self.formats),
             "seed": self.seed,
             "fractions": list(self.fractions),
+            "observation": self.observation,
             "splits": {k: asdict(v) for k, v in self.splits.items()},
             "worlds": {k: {**asdict(v), "mean_length": round(v.mean_length, 3)}
                        for k, v in self.worlds.items()},
@@ -146,13 +149,16 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
                    seed: int = 0,
                    worlds: list[str] | None = None,
                    screenshots_dir: Path | None = DEFAULT_SCREENSHOTS_DIR,
+                   observation: str = "full",
                    console: Console | None = None,
                    progress: bool = True) -> ExportSummary:
     """Export the verified trajectories under ``traj_root`` to ``out_dir`` (see the module doc).
 
     Splits are by world (``splits`` = train, validation, test fractions); ``worlds`` limits
-    the export to those world ids. ``screenshots_dir`` holds PNGs for the dataset card
-    (when it has none, the card shows the first screenshots of two trajectories).
+    the export to those world ids. ``observation`` (full or compact) is the page text the
+    SFT prompts show, as the environments show it in the same mode; step rows carry both.
+    ``screenshots_dir`` holds PNGs for the dataset card (when it has none, the card shows
+    the first screenshots of two trajectories).
     Raises :class:`~webworld.errors.UsageError` for bad arguments and
     :class:`~webworld.data.reading.RecordError` (with file and line) for bad input.
     """
@@ -160,6 +166,9 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     started = time.perf_counter()
     traj_root, out_dir = Path(traj_root), Path(out_dir)
     formats = _check_formats(formats)
+    if observation not in OBSERVATION_MODES:
+        raise UsageError(f"unknown observation mode {observation!r}; choose from "
+                         f"{', '.join(OBSERVATION_MODES)}")
     fractions = check_fractions(tuple(splits))  # type: ignore[arg-type]
     world_dirs = _discover(traj_root, worlds)
     _check_out_dir(out_dir, traj_root)
@@ -170,6 +179,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     with bar, _quiet_datasets(bool(set(formats) & {"parquet", "hf"})):
         scans = _scan(world_dirs, bar)
         summary = _plan(scans, out_dir, formats, fractions, seed)
+        summary.observation = observation
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
         try:
@@ -314,7 +324,7 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
     live = [s for s in SPLITS if summary.splits[s].trajectories]
     for split in live:
         task = bar.add_task(f"writing {split}", total=summary.splits[split].steps)
-        sink = _SplitSink(tmp, split, formats, staging)
+        sink = _SplitSink(tmp, split, formats, staging, summary.observation)
         with sink:
             for w in summary.splits[split].worlds:
                 scan = by_world[w]
@@ -352,8 +362,10 @@ def _written_thoughts(world_dir: str) -> dict[str, list[str]]:
 class _SplitSink:
     """Writes one split: trajectories, screenshots, SFT chats and staged step rows."""
 
-    def __init__(self, tmp: Path, split: str, formats: set[str], staging: Path) -> None:
+    def __init__(self, tmp: Path, split: str, formats: set[str], staging: Path,
+                 observation: str) -> None:
         self.tmp, self.split, self.formats = tmp, split, formats
+        self.observation = observation
         self.images = bool(formats & {"jsonl", "sft"})
         self.paths = {
             "jsonl": tmp / "jsonl" / f"{split}.jsonl",
@@ -400,15 +412,16 @@ class _SplitSink:
                        thought_for_step(step, intent, n == last))
             if "sft" in self.files:
                 self._write("sft", {
-                    "messages": step_messages(intent, obs["axtree"], obs["url"], history,
-                                              thought, step["action"]),
+                    "messages": step_messages(intent, observation_text(obs["axtree"], self.observation),
+                                              public_url(obs["url"]), history, thought, step["action"]),
                     "screenshot": image,  # not "images": TRL would take the set for a VLM's
                     "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
                 })
             row = step_row(traj, n, thought, history)
             self._write("rows", {**row, "screenshot": {"src": str(src), "path": image}})
             _maybe_example(examples, row)
-            steps_out.append({**step, "observation": {**obs, "screenshot": image},
+            steps_out.append({**step, "observation": {**obs, "url": public_url(obs["url"]),
+                                                      "screenshot": image},
                               "thought": thought})
             history.append(step["action"])
             advance()
@@ -423,7 +436,8 @@ def step_row(traj: VerifiedTrajectory, n: int, thought: str, history: list[str])
         "trajectory_id": traj["id"], "world_id": traj["world_id"], "task_id": traj["task_id"],
         "theme": traj["theme"], "intent": traj["intent"],
         "step": step["index"], "num_steps": len(traj["steps"]), "is_last": n == len(traj["steps"]) - 1,
-        "url": obs["url"], "axtree": obs["axtree"],
+        "url": public_url(obs["url"]), "axtree": obs["axtree"],
+        "axtree_compact": compact_text(obs["axtree"]),
         "action": step["action"], "bid": step["bid"], "bbox": step["bbox"], "thought": thought,
         "history": list(history),
         "fsm_index": step["fsm_index"], "fsm_action": step["fsm_action"],
@@ -445,6 +459,7 @@ STEP_COLUMNS: dict[str, str] = {
     "is_last": "true for the step that completes the task",
     "url": "page URL before the action",
     "axtree": "accessibility text the agent reads, element ids in brackets",
+    "axtree_compact": "the compact observation mode of the same page (same ids)",
     "screenshot": "PNG of the viewport before the action (embedded)",
     "action": "the action to predict, e.g. click('12')",
     "bid": "element id the action targets",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from webworld.data.prompting import parse_call
+from webworld.browser.actions import parse_call
 from webworld.data.records import FailureRecord, VerifiedTrajectory
 from webworld.errors import WebworldError
 
@@ -163,7 +163,7 @@ def check_trajectory(traj: dict[str, Any], world_dir: Path, where: str) -> None:
         call = parse_call(step["action"])
         if call is None:
             raise RecordError(f"steps[{n}].action {step['action']!r} does not follow the "
-                              "action grammar of webworld.data.prompting", where)
+                              "action grammar of webworld.browser.actions", where)
         if call.bid != step["bid"]:
             raise RecordError(f"steps[{n}].action {step['action']!r} targets {call.bid!r} "
                               f"but bid is {step['bid']!r}", where)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from webworld.data.prompting import parse_call
+from webworld.browser.actions import parse_call
 from webworld.data.records import VerifiedStep
 
 # {label}: the target's label, {value}: typed text / option, {goal}: the FSM action's

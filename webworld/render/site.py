@@ -35,7 +35,7 @@ from webworld.spec.io import load_spec, spec_to_json
 from webworld.spec.models import WorldSpec
 
 SITE_FORMAT = "webworld-site/1"
-GENERATOR = "webworld.render/1"
+GENERATOR = "webworld.render/2"
 
 
 class SiteError(WebworldError):
@@ -53,6 +53,19 @@ class Site:
     def plan(self) -> SitePlan:
         """Structural layout of every page (computed once per loaded site)."""
         return SitePlan(self.spec)
+
+    @cached_property
+    def static_version(self) -> str:
+        """A hash of the static files: pages link ``theme.css?v=<hash>``, so browsers may
+        keep them for good and a changed file is fetched anew."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        static = self.root / "static"
+        for path in sorted(static.rglob("*")) if static.is_dir() else []:
+            if path.is_file():
+                digest.update(path.relative_to(static).as_posix().encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()[:12]
 
 
 # --- writing -------------------------------------------------------------------------------

@@ -169,9 +169,8 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
                  "about": _about(site, machine, state, page.id)},
         "base": base,
         "urls": {
-            "css": contract.STATIC_URL.format(base=base, path="theme.css"),
-            "js": contract.STATIC_URL.format(base=base, path="site.js"),
-            "icon": contract.STATIC_URL.format(base=base, path="favicon.svg"),
+            name: contract.STATIC_URL.format(base=base, path=path) + f"?v={site.static_version}"
+            for name, path in (("css", "theme.css"), ("js", "site.js"), ("icon", "favicon.svg"))
         },
         "body_class": " ".join([
             f"theme-{theme.name}", f"layout-{theme.layout}", f"listing-{theme.listing}",

@@ -23,8 +23,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from webworld import contract
 from webworld.render.site import Site, load_site
 from webworld.render.view import make_environment, render_page
+from webworld.serve.handling import handle_action
 from webworld.serve.sessions import Session, SessionStore
-from webworld.spec.models import Action, Parameter, Scalar
 from webworld.spec.semantics import Machine
 
 log = logging.getLogger("webworld.serve")
@@ -38,8 +38,10 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-# Pages show per-session state: never cached. Static files (CSS, JS) may be.
+# Pages show per-session state: never cached. Static files (CSS, JS) may be, and for good
+# when the URL names their version (``?v=<hash of the files>``, see Site.static_version).
 NO_STORE = {"Cache-Control": "no-store"}
+IMMUTABLE = {"Cache-Control": "public, max-age=31536000, immutable"}
 
 
 class World:
@@ -110,14 +112,6 @@ def session_of(request: Request, world: World) -> tuple[Session | None, bool]:
     return world.sessions.get(sid) or None, False
 
 
-def coerce(param: Parameter, raw: str) -> tuple[bool, Scalar | None]:
-    """Map submitted text onto the parameter's domain (option texts are ``str(value)``)."""
-    for value in param.domain:
-        if str(value) == raw:
-            return True, value
-    return False, None
-
-
 # --- routes ---------------------------------------------------------------------------
 
 
@@ -158,49 +152,24 @@ def _add_site_routes(app: FastAPI, world: World) -> None:
 
 
 async def _act(world: World, action_id: str, request: Request) -> Response:
-    found = world.actions.get(action_id)
-    if found is None:
+    if action_id not in world.actions:
         raise HTTPException(404, f"There is no action {action_id!r} on this site.")
     session, forged = session_of(request, world)
     if forged or session is None:
         raise HTTPException(403, "This request has no valid session; open the site first.")
-    page_id, action = found
-    if session.state.page != page_id:
-        return error_page(409, "This page is out of date",
-                          "That control belongs to a page you are no longer on.",
-                          page_url(request, session.state.page))
-    if request.method == "GET" and action.params:
-        raise HTTPException(405, f"Action {action_id!r} takes form data; submit its form.")
-    params, problem = await _read_params(action, request)
-    if problem is not None:
-        session.flash = problem
-        return _redirect(page_url(request, session.state.page))
-    result = world.machine.step(session.state, action_id, params)
-    if result.ok:
-        session.state = result.state
-    else:
-        session.flash = result.message
-    return _redirect(page_url(request, session.state.page))
-
-
-async def _read_params(action: Action, request: Request) -> tuple[dict[str, Scalar], str | None]:
-    """Bound parameters, or the message a site shows for a field left empty or a value
-    outside the domain. A body that is not form data at all is a 400."""
     try:
         form = await request.form() if request.method == "POST" else {}
     except Exception:  # python-multipart's parse errors have no common base class
         raise HTTPException(400, "The request body is not form data.") from None
-    params: dict[str, Scalar] = {}
-    for param in action.params:
-        raw = form.get(param.name)
-        label = (param.label or param.name).lower()
-        if not isinstance(raw, str) or not raw.strip():
-            return {}, f"Please fill in {label}."
-        ok, value = coerce(param, raw.strip())
-        if not ok:
-            return {}, f"“{raw.strip()[:60]}” is not a valid {label}."
-        params[param.name] = value  # type: ignore[assignment]
-    return params, None
+    handled = handle_action(world.machine, session.state, action_id, request.method, form)
+    if handled.status == 409:
+        return error_page(409, "This page is out of date",
+                          "That control belongs to a page you are no longer on.",
+                          page_url(request, session.state.page))
+    if handled.status == 405:
+        raise HTTPException(405, f"Action {action_id!r} takes form data; submit its form.")
+    session.state, session.flash = handled.state, handled.flash
+    return _redirect(page_url(request, session.state.page))
 
 
 def _add_truth_routes(app: FastAPI, world: World) -> None:
@@ -233,6 +202,17 @@ def _add_truth_routes(app: FastAPI, world: World) -> None:
         world.sessions.reset(found.sid, world.machine.initial_state(page))
         return JSONResponse(world.machine.describe(found.state))
 
+    @app.post("/__truth/session")
+    async def truth_session(request: Request, page: str | None = None) -> JSONResponse:
+        """A new session at ``page``'s initial state: what an environment's reset opens."""
+        authorise(request)
+        if page is not None and page not in world.pages:
+            raise HTTPException(404, f"There is no page {page!r} on this site.")
+        session = world.sessions.create(world.machine.initial_state(page))
+        return JSONResponse({"session": session.sid, "cookie": world.sessions.sign(session.sid),
+                             "name": contract.SESSION_COOKIE, "path": f"{base_of(request)}/",
+                             "state": world.machine.describe(session.state)})
+
     @app.get("/__health")
     async def health() -> dict[str, object]:
         return {"ok": True, "world": world.site.spec.id}
@@ -241,7 +221,8 @@ def _add_truth_routes(app: FastAPI, world: World) -> None:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        if request.url.path.rstrip("/").endswith(("__health", "__truth/state", "__truth/reset")):
+        if request.url.path.rstrip("/").endswith(("__health", "__truth/state", "__truth/reset",
+                                                  "__truth/session")):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return error_page(exc.status_code, _TITLES.get(exc.status_code, "Error"), str(exc.detail))
 
@@ -263,8 +244,10 @@ _TITLES = {400: "Bad request", 401: "Unauthorised", 403: "Forbidden", 404: "Not 
 def _add_security_headers(app: FastAPI) -> None:
     @app.middleware("http")
     async def headers(request: Request, call_next):  # type: ignore[no-untyped-def]
-        response = await call_next(request)
+        # decided before routing, which rewrites the scope's root_path for mounts
         static = request.url.path.startswith(f"{base_of(request)}/static/")
-        for name, value in {**SECURITY_HEADERS, **({} if static else NO_STORE)}.items():
+        caching = NO_STORE if not static else IMMUTABLE if "v" in request.query_params else {}
+        response = await call_next(request)
+        for name, value in {**SECURITY_HEADERS, **caching}.items():
             response.headers.setdefault(name, value)
         return response

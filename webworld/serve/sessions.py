@@ -47,8 +47,8 @@ class SessionStore:
             return None
         return sid
 
-    def create(self) -> Session:
-        session = Session(secrets.token_urlsafe(16), self.initial)
+    def create(self, state: State | None = None) -> Session:
+        session = Session(secrets.token_urlsafe(16), state or self.initial)
         with self._lock:
             self._sessions[session.sid] = session
             while len(self._sessions) > self._capacity:

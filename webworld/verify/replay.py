@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
-from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from webworld import contract
-from webworld.browser.actions import BrowserAction, execute
-from webworld.browser.observe import Observation, observe
+from webworld.browser.actions import ActionRefused, BrowserAction
+from webworld.browser.observe import Observation
+from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
 from webworld.data.records import FailureRecord, VerifiedStep, VerifiedTrajectory
 from webworld.explore.candidates import expected_states
 from webworld.spec.models import WorldSpec
@@ -48,10 +46,12 @@ class Endpoint:
 
 
 @dataclass
-class ReplayConfig:
-    action_timeout_ms: float = 3000
-    navigation_timeout_ms: float = 10000
+class ReplayConfig(TabConfig):
     screenshots: bool = True
+
+
+# How a refused action is classified (webworld.data.records.FailureClass).
+REFUSAL_CLASS = {"covered": "element_covered", "unknown_id": "element_missing"}
 
 
 class Failure(Exception):
@@ -92,11 +92,12 @@ class Recorded:
 
 
 class Replay:
-    """One candidate on one page; call :meth:`run`."""
+    """One candidate on one tab; call :meth:`run`."""
 
-    def __init__(self, page: Page, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
+    def __init__(self, tab: BrowserTab, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
                  config: ReplayConfig) -> None:
-        self.page, self.spec, self.candidate = page, spec, candidate
+        self.tab, self.page = tab, tab.page
+        self.spec, self.candidate = spec, candidate
         self.truth, self.config = truth, config
         self.recorded: list[Recorded] = []
         self.sid = ""
@@ -108,14 +109,14 @@ class Replay:
         for k, step in enumerate(self.candidate["steps"]):
             before = expected[k - 1] if k else self.candidate["start"]
             for j, gui in enumerate(step["gui"]):
+                await self._perform(k, step, gui)
                 trigger = j == len(step["gui"]) - 1
-                await self._perform(k, step, gui, navigates=trigger)
                 await self._expect(expected[k] if trigger else before, step, gui)
         return self.recorded
 
     async def _open(self) -> None:
         await self.page.context.clear_cookies()
-        await self._navigate(lambda: self.page.goto(f"{self.truth.endpoint.url}/"))
+        await self._goto(f"{self.truth.endpoint.url}/")
         cookies = await self.page.context.cookies(f"{self.truth.endpoint.url}/")
         value = next((c["value"] for c in cookies if c["name"] == contract.SESSION_COOKIE), "")
         self.sid = value.partition(".")[0]
@@ -124,21 +125,28 @@ class Replay:
         start = self.candidate["start"]
         if await self.truth.state(self.sid) != start:
             await self.truth.reset(self.sid, start["page"])
-            await self._navigate(lambda: self.page.goto(f"{self.truth.endpoint.url}/"))
+            await self._goto(f"{self.truth.endpoint.url}/")
 
-    async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any], *,
-                       navigates: bool) -> None:
-        planned = gestures(self.spec, step["page"], gui)
-        for i, gesture in enumerate(planned):
-            seen = await observe(self.page, screenshot=self.config.screenshots)
+    async def _goto(self, url: str) -> None:
+        try:
+            outcome = await self.tab.goto(url)
+        except NavigationError as exc:
+            raise Failure("navigation_timeout", str(exc)) from None
+        _check_status(outcome.status, url)
+
+    async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any]) -> None:
+        for gesture in gestures(self.spec, step["page"], gui):
+            seen = await self.tab.observe(screenshot=self.config.screenshots)
             bid = await self._resolve(gesture, seen)
             action = BrowserAction(gesture.action, bid, gesture.arg)
             self._record(k, step, gui, action, seen)
-            last = navigates and i == len(planned) - 1
-            if last:
-                await self._navigate(lambda a=action: self._act(a))
-            else:
-                await self._act(action)
+            try:
+                outcome = await self.tab.act(action, seen)
+            except ActionRefused as refused:
+                raise Failure(REFUSAL_CLASS.get(refused.code, "action_error"), str(refused)) from None
+            except NavigationError as exc:
+                raise Failure("navigation_timeout", str(exc)) from None
+            _check_status(outcome.status, seen.url)
 
     async def _resolve(self, gesture: Gesture, seen: Observation) -> str:
         """The observation id of the gesture's target, or a classified failure."""
@@ -150,34 +158,6 @@ class Replay:
         if not bid:
             raise Failure("element_hidden", f"{gesture.selector} is in the page but not visible")
         return bid
-
-    async def _act(self, action: BrowserAction) -> None:
-        try:
-            await execute(self.page, action, timeout_ms=self.config.action_timeout_ms)
-        except PlaywrightTimeout as exc:
-            text = str(exc)
-            if "intercepts pointer events" in text:
-                raise Failure("element_covered", f"{action}: " + _line_with(
-                    text, "intercepts pointer events")) from None
-            if "not visible" in text or "outside of the viewport" in text:
-                raise Failure("element_hidden", _first_lines(text)) from None
-            raise Failure("action_error", _first_lines(text)) from None
-        except PlaywrightError as exc:
-            raise Failure("action_error", _first_lines(str(exc))) from None
-
-    async def _navigate(self, start) -> None:  # type: ignore[no-untyped-def]
-        """Run ``start`` and wait for the page load it causes; classify what goes wrong."""
-        try:
-            async with self.page.expect_navigation(
-                    wait_until="load", timeout=self.config.navigation_timeout_ms) as nav:
-                await start()
-            response = await nav.value
-        except PlaywrightTimeout:
-            raise Failure("navigation_timeout", "no page load after the action") from None
-        if response is not None and response.status >= 500:
-            raise Failure("server_error", f"HTTP {response.status} for {response.url}")
-        if response is not None and response.status >= 400:
-            raise Failure("action_error", f"HTTP {response.status} for {response.url}")
 
     async def _expect(self, expected: dict[str, Any], step: dict[str, Any],
                       gui: dict[str, Any]) -> None:
@@ -197,11 +177,18 @@ class Replay:
             op=gui["op"], element=gui["element"],
             element_label=element_label(self.spec, step["page"], gui["element"]),
             value=gui.get("value") or gui.get("key"), action=str(action), bid=action.bid,
-            bbox=node.bbox if node else None,
+            bbox=node["bbox"] if node else None,
             observation={"url": seen.url, "axtree": seen.text,
                          "screenshot": f"images/{self.candidate['id']}/{index:03d}.png"},
             page="",
         ), seen.screenshot))
+
+
+def _check_status(status: int | None, url: str) -> None:
+    if status is not None and status >= 500:
+        raise Failure("server_error", f"HTTP {status} after acting on {url}")
+    if status is not None and status >= 400:
+        raise Failure("action_error", f"HTTP {status} after acting on {url}")
 
 
 def _diff(expected: dict[str, Any], actual: dict[str, Any], step: dict, gui: dict) -> str:
@@ -214,25 +201,15 @@ def _diff(expected: dict[str, Any], actual: dict[str, Any], step: dict, gui: dic
     return f"{where}: {shown}"
 
 
-def _line_with(text: str, needle: str) -> str:
-    """The (last) line of a Playwright call log that mentions ``needle``."""
-    lines = [line.strip(" -") for line in text.splitlines() if needle in line]
-    return lines[-1] if lines else _first_lines(text)
-
-
-def _first_lines(text: str, n: int = 2) -> str:
-    return " ".join(line.strip() for line in text.strip().splitlines()[:n])
-
-
 # --- one candidate, end to end ----------------------------------------------------------------
 
 
-async def verify_candidate(page: Page, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
+async def verify_candidate(tab: BrowserTab, spec: WorldSpec, candidate: dict[str, Any], truth: Truth,
                            config: ReplayConfig, world_dir: Path, theme: str
                            ) -> tuple[VerifiedTrajectory | None, FailureRecord | None]:
     """Replay one candidate; on success write its screenshots and return its record."""
     started = time.perf_counter()
-    replay = Replay(page, spec, candidate, truth, config)
+    replay = Replay(tab, spec, candidate, truth, config)
     try:
         recorded = await replay.run()
     except Failure as failure:
@@ -243,7 +220,7 @@ async def verify_candidate(page: Page, spec: WorldSpec, candidate: dict[str, Any
             fsm_action=last["fsm_action"] if last else "", message=str(failure),
             seconds=round(time.perf_counter() - started, 3))
     _write_images(world_dir, recorded)
-    viewport = page.viewport_size or {"width": 0, "height": 0}
+    viewport = tab.page.viewport_size or {"width": 0, "height": 0}
     return VerifiedTrajectory(
         id=candidate["id"], world_id=candidate["world_id"], task_id=candidate["task_id"],
         intent=candidate["intent"], slots=candidate["slots"], length=candidate["length"],

@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 from playwright.async_api import Browser, async_playwright
 
-from webworld.browser.launch import VIEWPORT, launch_browser
+from webworld.browser.launch import launch_browser, new_context
+from webworld.browser.tab import BrowserTab
 from webworld.errors import WebworldError
 from webworld.fsio import atomic_write_json
 from webworld.spec.models import WorldSpec
@@ -118,15 +119,14 @@ async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
 async def _worker(browser: Browser, queue: asyncio.Queue, client: httpx.AsyncClient,
                   config: ReplayConfig, stores: dict, stats: dict[str, WorldStats],
                   progress: Progress | None) -> None:
-    context = await browser.new_context(viewport=VIEWPORT, device_scale_factor=1,
-                                        locale="en-US", timezone_id="UTC")
-    page = await context.new_page()
+    context = await new_context(browser)
+    tab = await BrowserTab.open(context, config)
     truths: dict[str, Truth] = {}
     try:
         while not queue.empty():
             job, cand = queue.get_nowait()
             truth = truths.setdefault(job.spec.id, Truth(job.endpoint, client))
-            record, failure = await verify_candidate(page, job.spec, cand, truth, config,
+            record, failure = await verify_candidate(tab, job.spec, cand, truth, config,
                                                      job.world_dir, job.theme)
             verified, failed = stores[job.spec.id]
             st = stats[job.spec.id]

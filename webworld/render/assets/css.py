@@ -350,7 +350,7 @@ button.day:hover, button.day.is-selected { background: var(--primary); color: va
   padding: 6px; list-style: none; background: var(--surface); color: var(--text);
   border: 1px solid var(--border); border-radius: var(--radius); box-shadow: var(--shadow-lg);
 }
-.menu:hover .menu-list, .menu:focus-within .menu-list, .menu.is-open .menu-list { display: block; }
+.menu:hover .menu-list, .menu.is-open .menu-list { display: block; }
 .menu:hover .menu-button, .menu.is-open .menu-button { background: rgba(127,127,127,.22); }
 .site-nav .nav-item:last-child .menu-list, .site-nav .nav-item:nth-last-child(2) .menu-list { left: auto; right: 0; }
 .layout-sidebar .menu { display: block; }

@@ -94,7 +94,8 @@ SITE_JS = r"""/* webworld site script: trigger widgets submit their action's for
     }
   });
 
-  /* A slider that shows no value yet submits even when released where it started. */
+  /* A slider that shows no value yet submits even when released where it started (the
+     timer runs after the release's change event, which submits when the value moved). */
   var pressedRange = null;
   document.addEventListener("pointerdown", function (ev) {
     var t = ev.target;
@@ -109,7 +110,7 @@ SITE_JS = r"""/* webworld site script: trigger widgets submit their action's for
         range.removeAttribute("data-ww-unset");
         submitForm(range.getAttribute("data-ww-submit"));
       }
-    }, 80);
+    }, 0);
   }, true);
 
   document.addEventListener("input", function (ev) {

@@ -1,0 +1,307 @@
+"""Benchmarks of the RL environments, all in one run, against BrowserGym as the baseline.
+
+Run from the project root::
+
+    .venv/bin/python bench/bench_env.py            # ~8 min: two shipped worlds, 300 steps a row
+    .venv/bin/python bench/bench_env.py --quick    # ~4 min: one world, 80 steps a row
+
+Setup (timed, not benchmarked): shipped worlds from ``fsm_specs/`` (``flight_booking_easy_s0``:
+hover menu, calendar, modal; ``recipe_site_easy_s3``: cookie banner, slider) are rendered,
+explored (2 instances a task, shortest paths), verified in Chromium and captured for the
+fast env into a temp dir (``--keep DIR`` keeps and reuses it). The MiniWoB++ pages are
+served from the ``miniwob`` wheel on loopback.
+
+What is measured (wall time, ``time.perf_counter``):
+
+1. **webworld live env**, 1 episode and 4 at once (``LiveVectorEnv``, one Chromium, a
+   context per episode): the verified trajectories of the worlds played in turn, one action
+   a step; steps/s, mean ms per step, and resets. ``reset (next page ready)``: a reset
+   after the episode ran, so the next episode's start page has loaded in the background
+   (the normal case in a rollout loop); ``reset (back to back)``: a reset right after a
+   reset, which has to wait for that load.
+2. **webworld fast env**, 1 and 4 episodes (``FastVectorEnv``): the same trajectories, and
+   random actions (``RandomPolicy``, 20% broken ones).
+3. **MiniWoB++ click-button**, the same non-ending steps on both (fill the first text
+   field, then click it, alternately; the episode never ends): **BrowserGym's own env**
+   (``browsergym/miniwob.click-button`` with ``slow_mo=0, pre_observation_delay=0``, its
+   default observation: AXTree, DOM snapshot and screenshot) and **webworld's
+   ``MiniWoBEnv``** (accessibility text, no screenshot; ``+shot`` adds one). Steps/s and
+   reset median.
+
+The last table checks the targets: the live env at least 3x BrowserGym's tuned steps/s,
+reset median at most 0.1 s, the fast env at least 1,000 steps/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from benchkit import load_note, make_console, progress_bar, rate
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates  # noqa: E402
+from webworld.render.site import load_site, render_site  # noqa: E402
+from webworld.rl.fast.capture import build_snapshot, load_snapshot  # noqa: E402
+from webworld.rl.fast.env import FastEnv, FastVectorEnv  # noqa: E402
+from webworld.rl.live import LiveEnv, LiveVectorEnv  # noqa: E402
+from webworld.rl.policies import RandomPolicy, page_elements  # noqa: E402
+from webworld.rl.tasks import TaskInstance, WorldSet, load_worlds  # noqa: E402
+from webworld.spec.io import load_spec  # noqa: E402
+from webworld.verify.runner import verify_worlds  # noqa: E402
+
+WORLDS = ["flight_booking_easy_s0", "recipe_site_easy_s3"]
+
+
+def prepare(root: Path, names: list[str], console) -> WorldSet:  # type: ignore[no-untyped-def]
+    for name in names:
+        site_dir = root / "sites" / name
+        if (site_dir / "fast" / "snapshot.json.gz").is_file() and \
+                load_snapshot(load_site(site_dir)) is not None:
+            continue
+        started = time.perf_counter()
+        spec = load_spec(ROOT / "fsm_specs" / f"{name}.json")
+        render_site(spec, site_dir)
+        config = ExploreConfig(max_instances=2, max_shortest=1, max_longer=0)
+        write_candidates(explore_world(spec, config), root / "trajectories" / name)
+        verify_worlds([site_dir], root / "trajectories", workers=2)
+        build_snapshot(load_site(site_dir))
+        console.print(f"[dim]prepared {name} in {time.perf_counter() - started:.0f}s[/]")
+    return load_worlds(root / "sites", root / "trajectories", worlds=names)
+
+
+# --- playing ---------------------------------------------------------------------------------
+
+
+def oracle_steps(instances: list[TaskInstance]) -> list[tuple[TaskInstance, tuple[str, ...]]]:
+    return [(i, path) for i in instances for path in i.oracle]
+
+
+def play_single(env, plays: list, steps: int, tick: Callable[[int], None]) -> dict[str, float]:
+    """Trajectories in turn until ``steps`` steps: steps/s, ms/step, reset times."""
+    env.reset(seed=0)
+    done, spent, warm, cold, k = 0, 0.0, [], [], 0
+    while done < steps:
+        inst, path = plays[k % len(plays)]
+        k += 1
+        started = time.perf_counter()
+        env.reset(options={"task": inst, "intent": inst.intents[0]})
+        warm.append(time.perf_counter() - started)
+        for action in path:
+            started = time.perf_counter()
+            env.step(action)
+            spent += time.perf_counter() - started
+            done += 1
+            tick(1)
+    for seed in range(5):
+        started = time.perf_counter()
+        env.reset(seed=seed)
+        cold.append(time.perf_counter() - started)
+    return {"steps": done, "seconds": spent, "warm": statistics.median(warm),
+            "cold": statistics.median(cold)}
+
+
+def play_vector(envs, steps: int, tick: Callable[[int], None]) -> dict[str, float]:
+    """N episodes at once, each playing its instance's verified trajectory (next-step
+    autoreset: a slot whose episode ended is reset on the next step, not counted)."""
+    n = envs.num_envs
+    _, infos = envs.reset(seed=0)
+    paths = [envs.worlds.instance(x).oracle[0] for x in infos["instance"]]
+    cursor = [0] * n
+    done, spent = 0, 0.0
+    while done < steps:
+        actions = [paths[i][cursor[i]] if cursor[i] < len(paths[i]) else "press('1', 'Escape')"
+                   for i in range(n)]
+        started = time.perf_counter()
+        _, _, _, _, infos = envs.step(actions)
+        spent += time.perf_counter() - started
+        stepped = 0
+        for i in range(n):
+            if infos["step"][i] == 0:  # this slot was reset: a new episode
+                paths[i], cursor[i] = envs.worlds.instance(infos["instance"][i]).oracle[0], 0
+            else:
+                cursor[i] += 1
+                stepped += 1
+        done += stepped
+        tick(stepped)
+    return {"steps": done, "seconds": spent}
+
+
+def random_fast(env, steps: int) -> dict[str, float]:
+    policy = RandomPolicy(0, invalid_rate=0.2)
+    obs, info = env.reset(seed=0)
+    spent, done = 0.0, 0
+    while done < steps:
+        action = policy.act(obs, info)
+        started = time.perf_counter()
+        obs, _, term, trunc, info = env.step(action)
+        if term or trunc:
+            obs, info = env.reset()
+        spent += time.perf_counter() - started
+        done += 1
+    return {"steps": done, "seconds": spent}
+
+
+# --- MiniWoB++: webworld against BrowserGym ------------------------------------------------------
+
+
+def time_steps(env, field_of: Callable[[dict], str], action: Callable[[int, str], str],
+               steps: int) -> dict[str, float]:
+    """Five seeded resets, then ``steps`` non-ending steps on the page's first text field."""
+    resets = []
+    for seed in range(5):
+        started = time.perf_counter()
+        obs, _ = env.reset(seed=seed)
+        resets.append(time.perf_counter() - started)
+    field, spent = field_of(obs), 0.0
+    for k in range(steps):
+        started = time.perf_counter()
+        env.step(action(k, field))
+        spent += time.perf_counter() - started
+    return {"steps": steps, "seconds": spent, "reset": statistics.median(resets)}
+
+
+def webworld_miniwob(steps: int, screenshot: bool) -> dict[str, float]:
+    from webworld.rl.miniwob import MiniWoBEnv
+
+    env = MiniWoBEnv("click-button", max_steps=10_000, screenshot=screenshot)
+    try:
+        return time_steps(
+            env, lambda obs: next(e.bid for e in page_elements(obs["axtree"]) if e.role == "textbox"),
+            lambda k, f: f"fill('{f}', 'abc')" if k % 2 == 0 else f"click('{f}')", steps)
+    finally:
+        env.close()
+
+
+def browsergym_miniwob(steps: int) -> dict[str, float]:
+    import gymnasium
+    from browsergym.miniwob import ALL_MINIWOB_TASKS  # noqa: F401  (registers the ids)
+
+    from webworld.browser.launch import chromium_path
+    from webworld.rl.browsergym import release_playwright, use_debian_chromium
+    from webworld.rl.miniwob import MiniWoBServer
+
+    server = MiniWoBServer()
+    os.environ["MINIWOB_URL"] = f"{server.url}/miniwob/"
+    use_debian_chromium()
+    env = gymnasium.make("browsergym/miniwob.click-button", headless=True, slow_mo=0,
+                         pre_observation_delay=0,
+                         pw_chromium_kwargs={"executable_path": chromium_path()})
+    try:
+        return time_steps(
+            env, lambda obs: next(n["browsergym_id"] for n in obs["axtree_object"]["nodes"]
+                                  if n.get("role", {}).get("value") == "textbox"
+                                  and "browsergym_id" in n),
+            lambda k, f: f'fill("{f}", "abc")' if k % 2 == 0 else f'click("{f}")', steps)
+    finally:
+        env.close()
+        server.close()
+        release_playwright()
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--keep", type=Path, help="build the worlds here and keep them")
+    args = parser.parse_args()
+    console = make_console()
+    steps = 80 if args.quick else 300
+    names = WORLDS[:1] if args.quick else WORLDS
+    root = args.keep or Path(tempfile.mkdtemp(prefix="bench-env-"))
+    console.print(f"bench_env: {'quick' if args.quick else 'full'}, {steps} steps a row; "
+                  f"{load_note()}")
+    try:
+        worlds = prepare(root, names, console)
+        plays = oracle_steps(worlds.instances())
+        rows = run_all(worlds, plays, steps, console)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    report(rows, console)
+    console.print(load_note())
+
+
+def run_all(worlds: WorldSet, plays: list, steps: int,
+            console) -> dict[str, dict[str, float]]:  # type: ignore[no-untyped-def]
+    rows: dict[str, dict[str, float]] = {}
+    bar = progress_bar(console)
+    with bar:
+        def run(name: str, total: int, fn: Callable[[Callable[[int], None]], dict]) -> None:
+            task = bar.add_task(name, total=total)
+            rows[name] = fn(lambda n: bar.advance(task, n))
+            bar.remove_task(task)
+
+        live = LiveEnv(worlds, split=None, max_steps=1000)
+        try:
+            run("live env, 1 episode", steps, lambda tick: play_single(live, plays, steps, tick))
+        finally:
+            live.close()
+        vector = LiveVectorEnv(4, worlds, split=None, max_steps=1000)
+        try:
+            run("live env, 4 episodes", steps, lambda tick: play_vector(vector, steps, tick))
+        finally:
+            vector.close()
+        fast = FastEnv(worlds, split=None, build=False, max_steps=1000)
+        run("fast env, 1 episode", steps * 20,
+            lambda tick: play_single(fast, plays, steps * 20, tick))
+        rows["fast env, random actions"] = random_fast(FastEnv(worlds, split=None, build=False),
+                                                       steps * 20)
+        fast4 = FastVectorEnv(4, worlds, split=None, build=False, max_steps=1000)
+        run("fast env, 4 episodes", steps * 20, lambda tick: play_vector(fast4, steps * 20, tick))
+        run("MiniWoB click-button: BrowserGym", 1, lambda tick: browsergym_miniwob(steps // 2))
+        run("MiniWoB click-button: webworld", 1, lambda tick: webworld_miniwob(steps // 2, False))
+        run("MiniWoB click-button: webworld +shot", 1,
+            lambda tick: webworld_miniwob(steps // 2, True))
+    return rows
+
+
+def report(rows: dict[str, dict[str, float]], console) -> None:  # type: ignore[no-untyped-def]
+    table = Table("environment", "steps", "steps/s", "ms/step", "reset (next page ready)",
+                  "reset (back to back)", title="Environments")
+    for name, r in rows.items():
+        ms = 1000 * r["seconds"] / r["steps"]
+        warm = r.get("warm", r.get("reset"))
+        table.add_row(name, f"{r['steps']:.0f}", rate(r["steps"], r["seconds"]), f"{ms:.2f}",
+                      f"{1000 * warm:.0f} ms" if warm is not None else "-",
+                      f"{1000 * r['cold']:.0f} ms" if "cold" in r else "-")
+    console.print(table)
+    bg = rows["MiniWoB click-button: BrowserGym"]
+    bg_rate = bg["steps"] / bg["seconds"]
+    live = rows["live env, 1 episode"]
+    live4 = rows["live env, 4 episodes"]
+    ours = rows["MiniWoB click-button: webworld"]
+    fast = rows["fast env, 1 episode"]
+    checks = Table("target", "goal", "measured", "met", title="Targets")
+    for what, goal, value, ok in [
+        ("live env steps/s / BrowserGym's (1 episode)", ">= 3x",
+         f"{live['steps'] / live['seconds'] / bg_rate:.1f}x",
+         live["steps"] / live["seconds"] >= 3 * bg_rate),
+        ("live env steps/s / BrowserGym's (4 episodes)", ">= 3x",
+         f"{live4['steps'] / live4['seconds'] / bg_rate:.1f}x",
+         live4["steps"] / live4["seconds"] >= 3 * bg_rate),
+        ("webworld MiniWoB env / BrowserGym, same task and steps", "-",
+         f"{ours['steps'] / ours['seconds'] / bg_rate:.1f}x", None),
+        ("live env reset median (next page ready)", "<= 100 ms", f"{1000 * live['warm']:.0f} ms",
+         live["warm"] <= 0.1),
+        ("fast env steps/s (verified trajectories)", ">= 1,000",
+         rate(fast["steps"], fast["seconds"]), fast["steps"] / fast["seconds"] >= 1000),
+    ]:
+        checks.add_row(what, goal, value, "-" if ok is None else "yes" if ok else "[red]no[/]")
+    console.print(checks)
+
+
+if __name__ == "__main__":
+    main()

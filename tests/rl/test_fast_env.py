@@ -1,0 +1,92 @@
+"""The fast environment: the live env's bytes, without a browser in the step loop."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from tests.rl.conftest import Built
+from webworld.errors import UsageError, WebworldError
+from webworld.render.site import load_site
+from webworld.rl.fast.capture import build_snapshot, load_snapshot
+from webworld.rl.fast.env import FastEnv, FastVectorEnv
+from webworld.rl.live import LiveEnv
+from webworld.rl.parity import compare
+from webworld.rl.tasks import load_worlds
+
+
+def parity(built: Built, random_episodes: int, observation: str = "full") -> None:
+    worlds = built.worlds()
+    settings = {"observation": observation, "max_steps": 40}  # long random walks
+    live = LiveEnv(worlds, split=None, **settings)
+    fast = FastEnv(worlds, split=None, build=False, **settings)
+    try:
+        report = compare(live, fast, worlds.instances(), random_episodes=random_episodes, seed=3)
+    finally:
+        live.close()
+    assert report.ok, "\n".join(map(str, report.mismatches[:3] + report.oracle_failures[:3]))
+    trajectories = sum(len(i.oracle) for i in worlds.instances())
+    assert report.episodes == trajectories + random_episodes
+    assert report.steps > 10 * random_episodes
+
+
+def test_same_bytes_as_the_live_env_on_every_widget(lab: Built) -> None:
+    """Every verified trajectory, and random actions (broken ones included) from deep in
+    the flows: tabs and calendar days that pick, a mirrored field, a typed date sent with
+    Enter, hover and click menus, a slider, a checkbox, a blocking dialog."""
+    parity(lab, random_episodes=40)
+
+
+def test_same_bytes_as_the_live_env_on_a_shipped_world(flight: Built) -> None:
+    parity(flight, random_episodes=20, observation="compact")
+
+
+def test_check_env_and_the_vector_form(lab: Built) -> None:
+    env = FastEnv(lab.worlds(), split=None, build=False)
+    check_env(env, skip_render_check=True)
+    envs = FastVectorEnv(4, lab.worlds(), split=None, build=False, autoreset_mode="SameStep")
+    obs, infos = envs.reset(seed=2)
+    paths = [envs.worlds.instance(i).oracle[0] for i in infos["instance"]]
+    ended = [False] * 4
+    for k in range(max(map(len, paths))):
+        actions = [p[k] if k < len(p) else "press('1', 'Escape')" for p in paths]
+        obs, rewards, terms, truncs, infos = envs.step(actions)
+        for i, p in enumerate(paths):
+            if k == len(p) - 1 and not ended[i]:
+                assert rewards[i] == 1.0 and terms[i]
+                # same-step autoreset: the last observation of the episode is in info
+                assert infos["final_obs"][i]["last_action"] == p[-1]
+                assert infos["step"][i] == 0
+                ended[i] = True
+    assert all(ended)
+
+
+def test_screenshots_and_sites_it_cannot_reproduce_are_refused(lab: Built, tmp_path) -> None:
+    with pytest.raises(UsageError, match="no screenshots"):
+        FastEnv(lab.worlds(), split=None, screenshot=True)
+    copy = tmp_path / "sites" / "widget_lab"
+    shutil.copytree(lab.site_dir, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**manifest, "generator": "someone/1"}))
+    with pytest.raises(WebworldError, match="built-in renderer"):
+        build_snapshot(load_site(copy))
+
+
+def test_a_changed_site_needs_a_new_snapshot(lab: Built, tmp_path) -> None:
+    copy = tmp_path / "sites" / "widget_lab"
+    shutil.copytree(lab.site_dir, copy)
+    assert load_snapshot(load_site(copy)) is not None
+    css = copy / "static" / "theme.css"
+    css.write_text(css.read_text() + "\n.x { color: red; }\n")
+    assert load_snapshot(load_site(copy)) is None
+    worlds = load_worlds(tmp_path / "sites", lab.trajectories)
+    with pytest.raises(UsageError, match="webworld env snapshot"):
+        FastEnv(worlds, split=None, build=False)
+
+
+def test_a_state_space_over_budget_is_refused(lab: Built) -> None:
+    with pytest.raises(WebworldError, match="raise --state-budget"):
+        build_snapshot(load_site(lab.site_dir), state_budget=5)

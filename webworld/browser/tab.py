@@ -1,0 +1,372 @@
+"""One browser page that a policy (or the verifier) acts on, one action at a time.
+
+:meth:`BrowserTab.act` carries out an action of :mod:`webworld.browser.actions` the way a
+person would, by rules exact enough that the fast environment can reproduce them
+without a browser (:mod:`webworld.rl.fast`):
+
+1. the rules of :func:`~webworld.browser.actions.check_action` on the observed element;
+2. the action happens *in place* when the last action hovered an element of a hover
+   menu and the target is in that menu too; otherwise the pointer first rests at the
+   top-left corner (closing a hovered menu) and the target is scrolled to the centre;
+3. the target's centre must not be covered by another element (an overlay, an open menu);
+4. the gesture: a real mouse click / move / drag at that point, or Playwright's fill,
+   press and select on the element (fill clicks into the field first);
+5. after every action but a hover the pointer rests at the corner again;
+6. if the action submitted a form or followed a link, wait for the next page to load.
+
+A refused action raises :class:`~webworld.browser.actions.ActionRefused`; a page that
+does not load raises :class:`NavigationError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import BrowserContext, Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from webworld import contract
+from webworld.browser.actions import ActionRefused, BrowserAction, check_action, describe
+from webworld.browser.observe import WALK_JS, Observation, clean, observation_of, quote
+from webworld.errors import WebworldError
+
+PARK = (0, 0)
+"""Where the pointer rests between actions (the page's top-left corner)."""
+
+# What covers a point, as [role, label] for an error message (the capture uses it too).
+COVER_FN = r"""
+function coverOf(hit) {
+  const CONTAINERS = ["dialog", "alertdialog", "menu", "banner", "navigation",
+    "complementary", "contentinfo", "region", "alert"];
+  const CONTROLS = ["button", "link", "textbox", "searchbox", "combobox", "checkbox", "radio",
+    "slider", "tab", "menuitem"];
+  const TAGS = {A: "link", BUTTON: "button", SELECT: "combobox", NAV: "navigation",
+    HEADER: "banner", FOOTER: "contentinfo", DIALOG: "dialog", ASIDE: "complementary"};
+  const labelOf = (e) => e.getAttribute("aria-label") || (e.getAttribute("aria-labelledby")
+    ? e.getAttribute("aria-labelledby").split(/\s+/).map((i) => document.getElementById(i))
+        .filter(Boolean).map((x) => x.textContent).join(" ") : "");
+  for (let e = hit; e && e !== document.body; e = e.parentElement) {
+    if (e.classList.contains(OVERLAY)) {
+      const box = e.querySelector('[role="dialog"], [role="alertdialog"]');
+      return box ? [box.getAttribute("role"), labelOf(box)] : ["overlay", ""];
+    }
+    const role = (e.getAttribute("role") || "").split(" ")[0] || TAGS[e.tagName] || "";
+    if (CONTAINERS.includes(role)) return [role, labelOf(e)];
+    if (CONTROLS.includes(role)) return [role, labelOf(e) || e.textContent];
+  }
+  return ["element", ""];
+}
+""".replace("OVERLAY", repr(contract.OVERLAY_CLASS))
+
+# Scroll an element to the centre (unless in place) and test what the pointer would hit
+# at its centre. The fast environment's capture runs this same function.
+PLACE_FN = COVER_FN + r"""
+function placeOf(el, inPlace) {
+  if (!inPlace) el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+  const r = el.getBoundingClientRect();
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  const out = {x, y, left: r.left, width: r.width};
+  if (!hit || !(hit === el || el.contains(hit))) out.covered = coverOf(hit);
+  return out;
+}
+"""
+
+# The tab's page functions, installed once in every document (an init script, so each
+# call sends a name, not a function's source to compile; CDP scripts are exempt from the
+# site's CSP). A listener on window marks a submit or a followed link (it runs after the
+# site's own, on document, and sees a cancelled event), so the tab knows a load is coming.
+PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + PLACE_FN + r"""
+  window.__wwNav = 0;
+  addEventListener("submit", (e) => { if (!e.defaultPrevented) window.__wwNav = 1; });
+  addEventListener("click", (e) => {
+    const a = e.target && e.target.closest ? e.target.closest("a[href]") : null;
+    if (a && !e.defaultPrevented) window.__wwNav = 1;
+  });
+  const byBid = (bid) => document.querySelector('[data-ww-bid="' + bid + '"]');
+  window.__ww = {
+    walk: WALK,
+    // Where the pointer will act. With the pointer on a hovered element (hovering), an
+    // action in that element's hover menu happens in place; any other must first wait
+    // for the pointer to leave (needsPark), so no scrolling happens under it.
+    place: ([bid, hovering, markHover]) => {
+      const el = byBid(bid);
+      if (!el) return {missing: true};
+      let inPlace = false;
+      if (hovering) {
+        const hovered = document.querySelector("[data-ww-hovered]");
+        const menu = hovered ? hovered.closest(MENU) : null;
+        inPlace = !!(menu && menu.contains(el));
+        if (!inPlace) return {needsPark: true};
+      }
+      const out = placeOf(el, inPlace);
+      out.inPlace = inPlace;
+      if (el.type === "range")
+        Object.assign(out, {min: Number(el.min || 0), max: Number(el.max || 100), now: Number(el.value)});
+      if ("checked" in el) out.checked = el.checked;
+      if (markHover && !out.covered) {
+        document.querySelectorAll("[data-ww-hovered]").forEach((e) => e.removeAttribute("data-ww-hovered"));
+        el.setAttribute("data-ww-hovered", "");
+      }
+      return out;
+    },
+    // After a macrotask (site.js's release timer runs first): a page load is coming
+    // ({pending}), or the page as it is now ({rows}).
+    settle: (opts) => new Promise((r) => setTimeout(
+      () => r(window.__wwNav === 1 ? {pending: true} : {rows: window.__ww.walk(opts)}), 0)),
+  };
+})();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS))
+
+
+class NavigationError(WebworldError):
+    """The page did not load after an action: the server stopped answering or failed."""
+
+
+class PageGone(PlaywrightError):
+    """A call into a page that did not answer (the page went away under it)."""
+
+
+@dataclass
+class TabConfig:
+    action_timeout_ms: float = 3000
+    navigation_timeout_ms: float = 10000
+
+
+@dataclass
+class Outcome:
+    """What an action did: whether a new page loaded, and its HTTP status."""
+
+    navigated: bool
+    status: int | None = None
+
+
+def cover_message(node: dict[str, Any], cover: list[str]) -> str:
+    """``element 12 (button 'Pay') is covered by dialog 'Cookies'`` (both environments)."""
+    role, label = cover
+    if role == "element":
+        what = "another element"
+    else:
+        what = f"{role} {quote(label)}" if clean(label) else role
+    return f"element {describe(node)} is covered by {what}"
+
+
+class BrowserTab:
+    """A Playwright page plus the pointer rules above; one per concurrent episode."""
+
+    def __init__(self, page: Page, config: TabConfig | None = None, *,
+                 skip: str | None = None) -> None:
+        self.page = page
+        self.config = config or TabConfig()
+        self.skip = skip  # parts of the page an observation leaves out (a CSS selector)
+        self.hovered = False           # the last action was a hover: the pointer is on the page
+        self._rows: list | None = None  # the page's rows read right after the last action
+        self._loaded = asyncio.Event()
+        self._leaving = asyncio.Event()  # a page load started (a document request, a commit)
+        self._status: int | None = None
+        self._failed: str | None = None
+        page.on("load", lambda _: self._loaded.set())
+        page.on("framenavigated", self._on_navigated)
+        page.on("request", self._on_request)
+        page.on("response", self._on_response)
+        page.on("requestfailed", self._on_request_failed)
+
+    @classmethod
+    async def open(cls, context: BrowserContext, config: TabConfig | None = None, *,
+                   skip: str | None = None) -> BrowserTab:
+        """A new page of ``context`` that watches for page loads (call once per context)."""
+        await context.add_init_script(PAGE_LIBRARY_JS)
+        return cls(await context.new_page(), config, skip=skip)
+
+    def _on_navigated(self, frame: Any) -> None:
+        if frame == self.page.main_frame:
+            self._leaving.set()
+
+    def _on_request(self, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self._leaving.set()
+
+    def _on_response(self, response: Any) -> None:
+        request = response.request
+        if request.resource_type == "document" and request.frame == self.page.main_frame:
+            self._status = response.status
+
+    def _on_request_failed(self, request: Any) -> None:
+        if request.resource_type == "document" and request.frame == self.page.main_frame:
+            self._failed = f"{request.url}: {request.failure}"
+            self._loaded.set()
+
+    # --- navigation -----------------------------------------------------------------------------
+
+    async def goto(self, url: str) -> Outcome:
+        """Open ``url`` and wait for it to load; the pointer rests at the corner."""
+        self.hovered, self._rows = False, None
+        try:
+            response = await self.page.goto(url, wait_until="load",
+                                            timeout=self.config.navigation_timeout_ms)
+        except PlaywrightTimeout:
+            raise NavigationError(f"{url} did not load within "
+                                  f"{self.config.navigation_timeout_ms / 1000:g} s") from None
+        except PlaywrightError as exc:
+            raise NavigationError(f"cannot open {url}: {_first_line(exc)}") from None
+        await self.page.mouse.move(*PARK)
+        return Outcome(True, response.status if response else None)
+
+    async def observe(self, *, screenshot: bool = False) -> Observation:
+        """Assign element ids and read the page (webworld.browser.observe)."""
+        rows, self._rows = self._rows, None
+        try:
+            if rows is None:
+                rows = await self._call("walk", {"skip": self.skip})
+        except PlaywrightError as exc:
+            if not _is_navigation(exc):
+                raise
+            # a script of the page navigated: read the next page once it has loaded
+            await self.page.wait_for_load_state("load", timeout=self.config.navigation_timeout_ms)
+            rows = await self._call("walk", {"skip": self.skip})
+        image = await self.page.screenshot(type="png") if screenshot else None
+        return observation_of(self.page.url, rows, image)
+
+    async def _call(self, name: str, arg: Any) -> Any:
+        """``window.__ww[name](arg)``; on a document the init script did not reach, the
+        library is installed first. A page that does not answer in time (one going away
+        under a page load that Chromium froze rather than ended) raises
+        :class:`PageGone`: evaluate itself has no deadline."""
+        found = await self._evaluate(
+            "async ([n, a]) => window.__ww ? {v: await window.__ww[n](a)} : null", [name, arg])
+        if found is None:
+            await self._evaluate(PAGE_LIBRARY_JS, None)
+            found = await self._evaluate("async ([n, a]) => ({v: await window.__ww[n](a)})",
+                                         [name, arg])
+        return found.get("v")
+
+    async def _evaluate(self, script: str, arg: Any) -> Any:
+        try:
+            return await asyncio.wait_for(self.page.evaluate(script, arg),
+                                          self.config.navigation_timeout_ms / 1000)
+        except TimeoutError:
+            raise PageGone("the page did not answer") from None
+
+    # --- acting ----------------------------------------------------------------------------------
+
+    async def act(self, action: BrowserAction, seen: Observation) -> Outcome:
+        """Carry out ``action`` on the page last observed as ``seen`` (see the module doc)."""
+        node = seen.node(action.bid)
+        check_action(action, node)
+        assert node is not None
+        self._rows = None
+        hover = action.name == "hover"
+        try:
+            place = await self._call("place", [action.bid, self.hovered, hover])
+            if place.get("needsPark"):  # leave the hovered element before scrolling
+                await self.page.mouse.move(*PARK)
+                self.hovered = False
+                place = await self._call("place", [action.bid, False, hover])
+        except PageGone as exc:
+            raise NavigationError(f"the page stopped answering ({exc})") from None
+        if place.get("missing"):
+            raise ActionRefused("unknown_id", f"element {describe(node)} is no longer on the page")
+        if place.get("covered"):
+            raise ActionRefused("covered", cover_message(node, place["covered"]))
+        self._loaded.clear()
+        self._leaving.clear()
+        self._status, self._failed = None, None
+        await self._gesture(action, place)
+        if hover:
+            self.hovered = True
+        else:
+            await self.page.mouse.move(*PARK)
+            self.hovered = False
+        return await self._settle()
+
+    async def _gesture(self, action: BrowserAction, place: dict[str, Any]) -> None:
+        mouse, timeout = self.page.mouse, self.config.action_timeout_ms
+        target = self.page.locator(f'[{contract.BID_ATTR}="{action.bid}"]')
+        x, y = place["x"], place["y"]
+        try:
+            if action.name == "click":
+                await mouse.click(x, y)
+            elif action.name == "hover":
+                await mouse.move(x, y)
+            elif action.name == "fill":
+                await mouse.click(x, y)
+                await target.fill(action.arg or "", timeout=timeout)
+            elif action.name == "press":
+                await target.press(action.arg or "Enter", timeout=timeout)
+            elif action.name == "select_option":
+                await target.select_option(label=action.arg, timeout=timeout)
+            elif action.name in ("check", "uncheck"):
+                if place.get("checked") != (action.name == "check"):
+                    await mouse.click(x, y)
+            elif action.name == "drag":
+                await self._drag(place, float(action.arg or 0))
+        except PlaywrightError as exc:
+            if _is_navigation(exc):
+                return  # the page is already on its way to the next one
+            raise ActionRefused("browser", f"{action}: {_first_line(exc)}") from None
+
+    async def _drag(self, place: dict[str, Any], value: float) -> None:
+        """Drag a range input's thumb from its current value to ``value`` with the mouse."""
+        lo, hi, thumb = place["min"], place["max"], contract.SLIDER_THUMB_PX
+
+        def x_of(v: float) -> float:
+            fraction = (v - lo) / (hi - lo) if hi > lo else 0.0
+            return place["left"] + thumb / 2 + fraction * (place["width"] - thumb)
+
+        mouse = self.page.mouse
+        await mouse.move(x_of(place["now"]), place["y"])
+        await mouse.down()
+        await mouse.move(x_of(value), place["y"], steps=6)
+        await mouse.up()
+
+    async def _settle(self) -> Outcome:
+        """Wait for the page load the action started, if it started one; else keep the
+        page's rows for the next :meth:`observe` (one call to the page, not two). The
+        page is asked after a macrotask (site.js's release timer runs first) while the
+        tab watches for a page load: whichever comes first decides."""
+        asked = asyncio.ensure_future(self._call("settle", {"skip": self.skip}))
+        leaving = asyncio.ensure_future(self._leaving.wait())
+        try:
+            await asyncio.wait({asked, leaving}, timeout=self.config.navigation_timeout_ms / 1000,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            leaving.cancel()
+        settled = _result(asked) if asked.done() else {"pending": True}
+        if not asked.done():
+            asked.cancel()  # the document is going away: its answer does not matter
+            asked.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if not settled.get("pending") and not self._leaving.is_set() and not self._loaded.is_set():
+            self._rows = settled["rows"]
+            return Outcome(False)
+        try:
+            await asyncio.wait_for(self._loaded.wait(), self.config.navigation_timeout_ms / 1000)
+        except TimeoutError:
+            raise NavigationError("the next page did not load within "
+                                  f"{self.config.navigation_timeout_ms / 1000:g} s") from None
+        if self._failed is not None:
+            raise NavigationError(f"the site did not answer ({self._failed})")
+        self.hovered = False
+        return Outcome(True, self._status)
+
+
+def _result(task: asyncio.Future) -> dict[str, Any]:
+    """A settle call's answer; a page that went away means a load is coming."""
+    try:
+        return task.result()
+    except PlaywrightError as exc:
+        if not _is_navigation(exc):
+            raise
+        return {"pending": True}
+
+
+def _is_navigation(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, PageGone) or "context was destroyed" in text \
+        or "navigation" in text.lower()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""The fast environment: captured pages and a client model instead of a browser."""

@@ -1,0 +1,331 @@
+"""Capture a world's pages once in Chromium, so the fast environment needs no browser.
+
+A page's HTML is a function of the true state and of the message a refused action
+left (its *flash*), and different states often render the same HTML. The capture
+renders every reachable state with :func:`webworld.render.view.render_page` (as the
+server does), with and without a placeholder message, keeps each distinct HTML once,
+loads it in Chromium at its real URL and records, for each *layout*:
+
+* ``facts``: every element a page script or a form touches (controls, forms, menus,
+  calendars, pickers), with the attributes and relations the client model needs;
+* ``configs``: for each set of open calendars and menus, the observation rows (the
+  walk of :mod:`webworld.browser.observe`), what covers each element at the centre of
+  the viewport (the placement of :mod:`webworld.browser.tab`), and the same for
+  actions taken in place inside a hovered menu.
+
+The snapshot is one gzipped JSON file in the site folder, keyed by a fingerprint of
+the site's files and of this capture code, so a re-rendered site is captured again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from webworld import __version__, contract
+from webworld.browser.launch import launch_browser, new_context
+from webworld.browser.observe import WALK_JS
+from webworld.browser.tab import PLACE_FN, BrowserTab
+from webworld.errors import WebworldError
+from webworld.fsio import atomic_write_bytes
+from webworld.render.site import GENERATOR, Site
+from webworld.render.view import make_environment, render_page
+from webworld.serve.app import SECURITY_HEADERS
+from webworld.serve.multi import WORLD_PREFIX
+from webworld.spec.graph import DEFAULT_STATE_BUDGET, explore_states
+from webworld.spec.semantics import Machine, State
+
+FORMAT = "webworld-fast/1"
+SNAPSHOT = Path("fast") / "snapshot.json.gz"
+FLASH_PLACEHOLDER = "WWFLASH0x7f3a"
+"""Stands for a refused action's message in a captured page; the fast env puts the real one in."""
+
+FACTS_JS = r"""
+() => {
+  const all = Array.from(document.querySelectorAll("*"));
+  const keyOf = new Map(all.map((e, i) => [e, i]));
+  const k = (e) => (e ? keyOf.get(e) ?? null : null);
+  const byId = (id) => (id ? document.getElementById(id) : null);
+  const path = (u) => { const x = new URL(u, location.href); return x.pathname + x.search; };
+  const SEL = "input, select, button, textarea, a[href], form, output, .menu, .menu-button, " +
+    "[data-ww-part], .date-popup, .datepicker, .date-input, [data-ww-pick], [data-ww-id], [role=tab]";
+  const CLASSES = ["menu", "menu-button", "is-open", "date-popup", "datepicker", "date-input"];
+  const out = [];
+  for (const el of document.querySelectorAll(SEL)) {
+    const a = (n) => el.getAttribute(n);
+    const f = {key: k(el), tag: el.tagName, type: (el.type || "").toLowerCase(), id: el.id || null,
+      name: a("name"), role: a("role"), form: el.tagName !== "FORM" && el.form ? el.form.id : null,
+      form_attr: a("form"), value: "value" in el ? String(el.value ?? "") : null,
+      value_attr: a("value"), checked: !!el.checked, disabled: !!el.disabled,
+      readonly: !!el.readOnly, hidden: !!el.hidden,
+      classes: CLASSES.filter((c) => el.classList.contains(c)),
+      submit: a("data-ww-submit"), check: a("data-ww-check"), uncheck: a("data-ww-uncheck"),
+      pick: k(byId(a("data-ww-pick"))), value_of: a("data-ww-value"),
+      mirror: el.hasAttribute("data-ww-mirror")
+        ? k(document.querySelector('[data-ww-id="' + CSS.escape(a("data-ww-mirror")) + '"]')) : null,
+      is_mirror: el.hasAttribute("data-ww-mirror"), unset: el.hasAttribute("data-ww-unset"),
+      part: a("data-ww-part"), ww_id: a("data-ww-id"), controls: k(byId(a("aria-controls"))),
+      expanded: a("aria-expanded"), aria_selected: a("aria-selected"),
+      menu: k(el.closest(".menu")), popup: k(el.closest(".date-popup")),
+      container: k(el.closest("[data-ww-id]")), toggle_up: k(el.closest("[data-ww-part='toggle']")),
+      pick_up: k(el.closest("[data-ww-pick]")), display_up: k(el.closest(".date-input[readonly]")),
+      menubutton_up: k(el.closest(".menu-button"))};
+    if (el.tagName === "A") f.href = path(el.href);
+    if (el.tagName === "FORM") {
+      f.action = path(el.action); f.method = (el.method || "get").toUpperCase();
+      f.elements = Array.from(el.elements, k);
+    }
+    if (el.tagName === "SELECT") {
+      f.selected = el.selectedIndex;
+      f.options = Array.from(el.options, (o) => ({text: o.text, value: o.value,
+        disabled: o.disabled, form: o.getAttribute("data-ww-form")}));
+    }
+    if (el.tagName === "OUTPUT") {
+      f.for = Array.from(el.htmlFor, (i) => k(byId(i)));
+      f.text = el.textContent;
+    }
+    if (el.type === "range") { f.min = el.min; f.max = el.max; f.step = el.step; }
+    if (f.classes.includes("menu")) f.menu_button = k(el.querySelector(".menu-button"));
+    if (el.hasAttribute("data-ww-id")) {
+      f.pickers = Array.from(el.querySelectorAll("[data-ww-pick]"), k);
+      f.date_input = k(el.querySelector(".date-input"));
+    }
+    if (f.classes.includes("date-input")) {
+      const box = el.closest(".datepicker");
+      f.box_toggle = k(box ? box.querySelector("[data-ww-part='toggle']") : null);
+    }
+    out.push(f);
+  }
+  return out;
+}
+"""
+
+# Rows and placements with the given calendars shown and menus open (forced the way
+# site.js opens them), then everything put back.
+CONFIG_JS = "([popups, menus]) => {" + PLACE_FN + "const walk = " + WALK_JS.strip() + r""";
+  const all = Array.from(document.querySelectorAll("*"));
+  const saved = [];
+  for (const k of popups) { saved.push([all[k], "hidden", all[k].hidden]); all[k].hidden = false; }
+  for (const k of menus) {
+    saved.push([all[k], "open", all[k].classList.contains("is-open")]);
+    all[k].classList.add("is-open");
+  }
+  const rows = walk({capture: true});
+  const keys = rows.filter((r) => r[1] === "node").map((r) => r[4].key);
+  const hits = {};
+  for (const k of keys) hits[k] = placeOf(all[k], false).covered || null;
+  const inplace = {};
+  for (const m of menus) {
+    const inside = keys.filter((k) => all[m].contains(all[k]));
+    inplace[m] = {};
+    for (const anchor of inside) {
+      placeOf(all[anchor], false);
+      inplace[m][anchor] = {};
+      for (const k of inside) inplace[m][anchor][k] = placeOf(all[k], true).covered || null;
+    }
+  }
+  window.scrollTo(0, 0);
+  const corner = document.elementFromPoint(0, 0);
+  const parkInMenu = !!(corner && corner.closest(".menu"));
+  for (const [el, what, old] of saved) {
+    if (what === "hidden") el.hidden = old; else el.classList.toggle("is-open", old);
+  }
+  return {rows, hits, inplace, parkInMenu};
+}"""
+
+ROW_FACTS = ("bid", "role", "name", "tag", "type", "disabled", "readonly", "checked", "value",
+             "selected", "expanded", "options", "min", "max", "step", "key")
+
+
+def capture_code_hash() -> str:
+    """Changes when anything the capture's meaning depends on changes."""
+    from webworld.render.assets.js import SITE_JS
+
+    text = "\0".join([FORMAT, FACTS_JS, CONFIG_JS, SITE_JS, GENERATOR])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def site_fingerprint(site: Site) -> str:
+    digest = hashlib.sha256(capture_code_hash().encode())
+    for path in sorted(p for p in site.root.rglob("*") if p.is_file() and "fast" not in p.parts):
+        digest.update(path.relative_to(site.root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+# --- which pages to capture ---------------------------------------------------------------------
+
+
+@dataclass
+class RenderPlan:
+    """Every reachable state, and the layout (distinct HTML) each shows, without a
+    message and with one."""
+
+    states: list[State]
+    htmls: list[str]
+    pages: list[str]                    # the page of each layout
+    table: list[tuple[int, int]]        # state index -> (layout, layout with a message)
+
+
+def plan_renders(site: Site, machine: Machine, *, state_budget: int = DEFAULT_STATE_BUDGET
+                 ) -> RenderPlan:
+    spec = site.spec
+    env = make_environment(site)
+    base = WORLD_PREFIX.format(world=spec.id)
+    starts = sorted({t.start for t in spec.tasks if t.start}) + [None]
+    seen: dict[State, None] = {}
+    for start in starts:
+        graph = explore_states(spec, start=start, budget=state_budget, machine=machine)
+        if graph.truncated:
+            raise WebworldError(f"{spec.id}: more than {state_budget} reachable states; the fast "
+                                "environment needs them all (raise --state-budget)")
+        seen.update(dict.fromkeys(graph.states))
+    plan = RenderPlan(list(seen), [], [], [])
+    index: dict[str, int] = {}
+
+    def layout(state: State, flash: str | None) -> int:
+        html = render_page(site, env, machine, state, base=base, error=flash)
+        digest = hashlib.sha1(html.encode()).hexdigest()
+        if digest not in index:
+            index[digest] = len(plan.htmls)
+            plan.htmls.append(html)
+            plan.pages.append(state.page)
+        return index[digest]
+
+    for state in plan.states:
+        plan.table.append((layout(state, None), layout(state, FLASH_PLACEHOLDER)))
+    return plan
+
+
+def configs_of(facts: list[dict[str, Any]]) -> list[tuple[list[int], list[int]]]:
+    """(calendars shown, menus open) combinations site.js can reach: at most one calendar
+    or clicked-open menu, plus at most one hovered menu."""
+    popups = [f["key"] for f in facts if "date-popup" in f["classes"]]
+    menus = [f["key"] for f in facts if "menu" in f["classes"]]
+    out: dict[tuple[frozenset[int], frozenset[int]], None] = {}
+    for opened in [None, *popups, *menus]:
+        for hovered in [None, *menus]:
+            shown = {k for k in (opened, hovered) if k is not None}
+            out[(frozenset(shown & set(popups)), frozenset(shown & set(menus)))] = None
+    return [(sorted(p), sorted(m)) for p, m in out]
+
+
+# --- capturing in Chromium ----------------------------------------------------------------------
+
+
+async def _capture_layouts(site: Site, plan: RenderPlan, workers: int,
+                           progress: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
+    """Load every layout at its real URL (the HTML handed over by a route, static files
+    from the site's server) in ``workers`` tabs at once, and capture it."""
+    from playwright.async_api import async_playwright
+
+    from webworld.serve.multi import create_multi_app
+    from webworld.serve.runner import LiveServer
+
+    base = WORLD_PREFIX.format(world=site.spec.id)
+    layouts: list[dict[str, Any] | None] = [None] * len(plan.htmls)
+    todo = iter(range(len(plan.htmls)))
+    done = [0]
+
+    async def worker(browser: Any, url: str) -> None:
+        context = await new_context(browser)
+        tab = await BrowserTab.open(context)
+        current = {"html": ""}
+
+        async def fulfil(route: Any) -> None:
+            await route.fulfill(status=200, body=current["html"], headers=dict(SECURITY_HEADERS),
+                                content_type="text/html; charset=utf-8")
+
+        await context.route(f"{url}{base}/page/**", fulfil)
+        for i in todo:
+            current["html"] = plan.htmls[i]
+            await tab.goto(url + contract.PAGE_URL.format(base=base, page=plan.pages[i]))
+            layouts[i] = await _capture_layout(tab, plan.pages[i])
+            done[0] += 1
+            if progress:
+                progress(done[0], len(plan.htmls))
+        await context.close()
+
+    with LiveServer(create_multi_app([site.root])) as server:
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            try:
+                await asyncio.gather(*(worker(browser, server.url) for _ in range(max(1, workers))))
+            finally:
+                await browser.close()
+    return [layout for layout in layouts if layout is not None]
+
+
+async def _capture_layout(tab: BrowserTab, page: str) -> dict[str, Any]:
+    facts = await tab.page.evaluate(FACTS_JS)
+    configs = []
+    for popups, menus in configs_of(facts):
+        got = await tab.page.evaluate(CONFIG_JS, [popups, menus])
+        if got["parkInMenu"]:
+            raise WebworldError(f"page {page!r}: the pointer's resting corner lies on a hover menu")
+        configs.append({
+            "popups": popups, "menus": menus,
+            "rows": [_slim(r) for r in got["rows"]],
+            "hits": {int(k): v for k, v in got["hits"].items()},
+            "inplace": {int(m): {int(a): {int(k): v for k, v in row.items()}
+                                 for a, row in anchors.items()}
+                        for m, anchors in got["inplace"].items()},
+        })
+    return {"page": page, "facts": facts, "configs": configs}
+
+
+def _slim(row: list[Any]) -> list[Any]:
+    depth, kind, role, text, facts = row
+    if kind == "node":
+        facts = {k: facts[k] for k in ROW_FACTS if k in facts}
+    return [depth, kind, role, text, facts]
+
+
+# --- the snapshot file ---------------------------------------------------------------------------
+
+
+def snapshot_path(site: Site) -> Path:
+    return site.root / SNAPSHOT
+
+
+def build_snapshot(site: Site, *, state_budget: int = DEFAULT_STATE_BUDGET, workers: int = 2,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Capture every layout of ``site`` and write ``<site>/fast/snapshot.json.gz``."""
+    generator = site.manifest.get("generator", "")
+    if generator != GENERATOR:
+        raise WebworldError(f"the fast environment reproduces sites of the built-in renderer "
+                            f"({GENERATOR}); this one was made by {generator or 'an unknown tool'} "
+                            "(render it again, or use the live environment)", str(site.root))
+    machine = Machine(site.spec)
+    plan = plan_renders(site, machine, state_budget=state_budget)
+    layouts = asyncio.run(_capture_layouts(site, plan, workers, progress))
+    snapshot = {
+        "format": FORMAT, "webworld": __version__, "world": site.spec.id,
+        "fingerprint": site_fingerprint(site), "placeholder": FLASH_PLACEHOLDER,
+        "states": [[s.page, [list(v) if isinstance(v, tuple) else v for v in s.values]]
+                   for s in plan.states],
+        "table": plan.table, "layouts": layouts,
+    }
+    data = json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode()
+    atomic_write_bytes(snapshot_path(site), gzip.compress(data, compresslevel=6, mtime=0))
+    return snapshot
+
+
+def load_snapshot(site: Site) -> dict[str, Any] | None:
+    """The site's snapshot if it exists and matches the site and this code, else None."""
+    path = snapshot_path(site)
+    if not path.is_file():
+        return None
+    try:
+        snapshot = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, ValueError, EOFError):
+        return None
+    if snapshot.get("format") != FORMAT or snapshot.get("fingerprint") != site_fingerprint(site):
+        return None
+    return snapshot
