@@ -4,36 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import transformers
 import trl
 
 from tests.data.factory import WORLDS, make_traj_root
+from tests.tiny_lm import tiny_causal_lm
 from webworld.data.export import export_dataset, load_sft_dataset
-
-
-def _tiny_model_and_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    words = ["system", "user", "assistant", ":", "Thought", "Action", "click", "fill", "(", ")",
-             "'", ",", "Task", "URL", "Page"]
-    vocab = {"[UNK]": 0, "[PAD]": 1, "<s>": 2, "</s>": 3, **{w: i + 4 for i, w in enumerate(words)}}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", bos_token="<s>", eos_token="</s>")
-    tokenizer.chat_template = ("{% for m in messages %}{{ m['role'] }} : {{ m['content'] }}\n"
-                               "{% endfor %}{% if add_generation_prompt %}assistant : {% endif %}")
-    config = transformers.LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=1, num_attention_heads=2,
-                                      num_key_value_heads=2, max_position_embeddings=512)
-    return transformers.LlamaForCausalLM(config), tokenizer
 
 
 def test_sft_trainer_takes_the_export(tmp_path: Path) -> None:
     make_traj_root(tmp_path / "traj")
     export_dataset(tmp_path / "traj", tmp_path / "out", formats={"sft"}, screenshots_dir=None,
                    progress=False)
-    model, tokenizer = _tiny_model_and_tokenizer()
+    model, tokenizer = tiny_causal_lm()
     args = trl.SFTConfig(output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
                          report_to=[], save_strategy="no", use_cpu=True, max_length=256,
                          dataset_num_proc=None, disable_tqdm=True)

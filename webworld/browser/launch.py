@@ -26,8 +26,9 @@ CHROMIUM_ARGS = [
     # preloads the omnibox popup (a WebUI renderer) in every window: nothing here shows
     # it, and it costs a quarter of the CPU of page loads. The back/forward cache would
     # freeze a page left by a form submission instead of ending it, and a script still
-    # running there would never answer.
-    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,BackForwardCache",
+    # running there would never answer. RenderDocument (a new frame host for every
+    # same-site page load) costs ~10% of the loads/s (bench/bench_env.py's live env).
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,BackForwardCache,RenderDocument",
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 

@@ -7,6 +7,7 @@ import typer
 from webworld import __version__
 from webworld.cli.build_cmd import build_cmd
 from webworld.cli.env_cmd import env_app
+from webworld.cli.eval_cmd import eval_app
 from webworld.cli.explore_cmd import explore_cmd
 from webworld.cli.export_cmd import export_cmd
 from webworld.cli.generate_cmd import generate_cmd, improve_cmd
@@ -24,6 +25,7 @@ app = typer.Typer(
 )
 app.add_typer(spec_app, name="spec")
 app.add_typer(env_app, name="env")
+app.add_typer(eval_app, name="eval")
 app.command("generate")(generate_cmd)
 app.command("validate")(validate_cmd)
 app.command("improve")(improve_cmd)

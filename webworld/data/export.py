@@ -49,6 +49,7 @@ from webworld.data.records import VerifiedTrajectory
 from webworld.data.splits import SPLITS, assign_splits, check_fractions
 from webworld.data.thoughts import thought_for_step
 from webworld.errors import UsageError
+from webworld.eval.heldout import load_manifest
 from webworld.fsio import atomic_write_json
 
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
@@ -288,7 +289,7 @@ def _plan(scans: list[_Scan], out_dir: Path, formats: tuple[str, ...],
     if not usable:
         where = scans[0].dir.parent if scans else out_dir
         raise RecordError(f"no verified trajectories in {len(scans)} verified.jsonl file(s)", str(where))
-    assignment, note = assign_splits(usable, fractions, seed)
+    assignment, note = assign_splits(usable, fractions, seed, held_out=load_manifest().ids())
     summary = ExportSummary(out_dir, formats, seed, fractions,
                             {s: SplitSummary() for s in SPLITS}, worlds)
     for split, names in assignment.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Collection
 
 from webworld.errors import UsageError
 
@@ -57,16 +58,25 @@ def split_counts(n: int, fractions: tuple[float, float, float]) -> tuple[dict[st
 
 
 def assign_splits(worlds: list[str], fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
-                  seed: int = 0) -> tuple[dict[str, list[str]], str | None]:
-    """``{split: [world, ...]}`` (every split present, worlds sorted) and an optional note."""
+                  seed: int = 0, held_out: Collection[str] = ()
+                  ) -> tuple[dict[str, list[str]], str | None]:
+    """``{split: [world, ...]}`` (every split present, worlds sorted) and an optional note.
+    Worlds in ``held_out`` (webworld.eval.heldout's) go to test, never to train."""
     fractions = check_fractions(fractions)
     if len(set(worlds)) != len(worlds):
         raise UsageError("world ids must be unique")
-    counts, note = split_counts(len(worlds), fractions)
-    ordered = world_order(worlds, seed)
+    kept = sorted(set(worlds) & set(held_out))
+    rest = [w for w in worlds if w not in set(kept)]
+    counts, note = split_counts(len(rest), fractions)
+    ordered = world_order(rest, seed)
     out: dict[str, list[str]] = {}
     start = 0
     for s in SPLITS:
         out[s] = sorted(ordered[start:start + counts[s]])
         start += counts[s]
+    if kept:
+        out["test"] = sorted(out["test"] + kept)
+        moved = f"{len(kept)} held-out world(s) kept in test ({', '.join(kept[:3])}" \
+                f"{' ...' if len(kept) > 3 else ''})"
+        note = f"{note}; {moved}" if note else moved
     return out, note

@@ -129,6 +129,11 @@ class WebEnv(gymnasium.Env):
             return f"Task: {obs['goal']}\nURL: {obs['url']}\n{obs['axtree']}"
         return self._rgb_frame()
 
+    def element_box(self, bid: str) -> tuple[float, float, float, float] | None:
+        """(x, y, width, height) of element ``bid`` on the page last observed, in CSS
+        pixels of the viewport (what a trace outlines on a screenshot)."""
+        return element_box(self.episode.seen if self.episode else None, bid)
+
     def _rgb_frame(self) -> Any:
         raise UsageError("this environment has no screenshots (render_mode='ansi' shows the text)")
 
@@ -228,6 +233,12 @@ class WebVectorEnv(VectorEnv):
 async def _as_step(reset: Coroutine[Any, Any, Any]) -> tuple[Any, float, bool, bool, Any]:
     obs, info = await reset
     return obs, 0.0, False, False, info
+
+
+def element_box(seen: Any, bid: str) -> tuple[float, float, float, float] | None:
+    node = seen.node(bid) if seen is not None else None
+    box = node.get("bbox") if node else None
+    return tuple(box) if box else None  # type: ignore[return-value]
 
 
 def _seeds(seed: int | Sequence[int] | None, n: int) -> list[int | None]:

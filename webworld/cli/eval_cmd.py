@@ -1,0 +1,148 @@
+"""`webworld eval`: score a policy on held-out worlds, MiniWoB++ or a folder of worlds;
+`webworld eval compare` two results files; `webworld eval heldout` makes the held-out worlds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from webworld.cli.console import err, out
+from webworld.cli.errors import reports_errors
+from webworld.cli.llm_options import LLMBaseURL, LLMBudget, LLMConfigFile, LLMKey
+from webworld.errors import UsageError
+
+eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any world folder.",
+                       invoke_without_command=True)
+
+HELDOUT_DIR = Path("heldout")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err)
+
+
+@eval_app.callback()
+@reports_errors
+def eval_cmd(
+    ctx: typer.Context,
+    policy: str = typer.Option(None, "--policy", "-p",
+                               help="oracle, random, hf:PATH (hf:smollm2) or openai:MODEL."),
+    suite: str = typer.Option("heldout", "--suite", "-s",
+                              help="heldout, miniwob, miniwob:TASK,... or a folder with sites/ "
+                                   "and trajectories/."),
+    episodes: int = typer.Option(2, "--episodes", "-n", min=1, help="Episodes per task (instance)."),
+    results: Path = typer.Option(Path("results.jsonl"), "--out", "-o",
+                                 help="Results, one JSON line per episode (appended; resumes)."),
+    report: Path = typer.Option(None, "--report", help="Also write this HTML report."),
+    workers: int = typer.Option(2, "--workers", "-w", min=1,
+                                 help="Episodes played side by side."),
+    seed: int = typer.Option(0, "--seed"),
+    max_steps: int = typer.Option(None, "--max-steps", min=1, help="Default: twice the shortest path "
+                                                            "(MiniWoB++: 50)."),
+    observation: str = typer.Option("full", "--observation", help="full or compact"),
+    fast: bool = typer.Option(False, "--fast", help="World suites in the fast env (no browser)."),
+    traces: int = typer.Option(3, "--traces", min=0, help="Episodes recorded with screenshots."),
+    heldout_dir: Path = typer.Option(HELDOUT_DIR, "--heldout-dir",
+                                     help="Where the held-out worlds are (made if missing)."),
+    device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda (default: "
+                                                      "cuda when there is one)."),
+    base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
+    budget: float = LLMBudget,
+) -> None:
+    """Play the suite's episodes with the policy; print the summary (and write the report)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if policy is None:
+        raise UsageError("--policy is required (oracle, random, hf:PATH or openai:MODEL)")
+    from webworld.eval.policies import make_eval_policy
+    from webworld.eval.results import read_results
+    from webworld.eval.runner import EvalConfig, EvalRun
+    from webworld.eval.suites import resolve_suite
+
+    config = EvalConfig(episodes=episodes, seed=seed, workers=workers, max_steps=max_steps,
+                        observation=observation, fast=fast, traces=traces)
+    if suite == "heldout" and not (heldout_dir / "sites").is_dir():
+        err.print(f"making the held-out worlds in {heldout_dir}/ (once)")
+    resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)
+    chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
+                              api_key=api_key, config_file=config_file, budget_usd=budget)
+    try:
+        with _progress() as progress:
+            stats = EvalRun(resolved, chosen, results, config, progress).run()
+    finally:
+        chosen.close()
+    records = read_results(results)
+    print_summary(records)
+    out.print(f"{stats.episodes} episodes played in {stats.seconds:.1f} s "
+              f"({stats.per_second:.2f} episodes/s); {stats.skipped} already in {results}")
+    if stats.stopped:
+        err.print(f"[yellow]stopped early:[/] {stats.stopped}; run again to resume")
+    if report is not None:
+        from webworld.eval.report import write_report
+
+        out.print(f"report: {write_report(records, results, report)}")
+
+
+def print_summary(records: list[dict]) -> None:
+    from webworld.eval.results import failures, group_of, rates
+
+    for title, key in (("suite", lambda r: r["suite"]), ("archetype / task", group_of)):
+        table = Table(title, "episodes", "success [95% CI]", "mean steps", title=f"by {title}")
+        for rate in rates(records, key):
+            table.add_row(rate.group, str(rate.episodes), rate.shown(), f"{rate.steps:.1f}")
+        out.print(table)
+    reasons = failures(records)
+    if reasons:
+        out.print("failures: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
+
+
+@eval_app.command("compare")
+@reports_errors
+def compare_cmd(
+    a: Path = typer.Argument(..., help="Results of the first run (the baseline)."),
+    b: Path = typer.Argument(..., help="Results of the second run."),
+) -> None:
+    """B minus A: success-rate differences with 95% intervals, on the episodes both ran."""
+    from webworld.eval.results import compare, read_results
+
+    runs = []
+    for path in (a, b):
+        records = read_results(path)
+        if not records:
+            raise UsageError("no episodes in this results file", str(path))
+        runs.append(records)
+    name_a, name_b = runs[0][0]["policy"], runs[1][0]["policy"]
+    table = Table("group", "episodes", f"A: {name_a}", f"B: {name_b}", "B - A [95% CI]",
+                  title=f"webworld eval compare: {b.name} - {a.name}")
+    for c in compare(*runs):
+        d, lo, hi = c.difference
+        flag = " *" if lo > 0 or hi < 0 else ""
+        table.add_row(c.group, str(c.a.episodes), c.a.shown(), c.b.shown(),
+                      f"{100 * d:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{flag}")
+    out.print(table)
+    out.print("* the interval excludes 0")
+
+
+@eval_app.command("heldout")
+@reports_errors
+def heldout_cmd(
+    out_dir: Path = typer.Option(HELDOUT_DIR, "--out", "-o", help="Where to write them."),
+    only: list[str] = typer.Option(None, "--world", help="Only these held-out worlds."),
+    workers: int = typer.Option(2, "--workers", "-w", help="Verification workers."),
+) -> None:
+    """Make the held-out worlds of webworld/eval/heldout.json: specs, sites, tasks (verified)."""
+    from webworld.eval.heldout import load_manifest, materialise
+
+    manifest = load_manifest()
+    made = materialise(out_dir, only or None, workers=workers)
+    table = Table("world", "kind", "theme", "profile", "seed", "look",
+                  title=f"held-out worlds, manifest v{manifest.version}")
+    for w in manifest.worlds:
+        if not only or w.id in only:
+            table.add_row(w.id, w.kind, w.theme, w.profile, str(w.seed), w.look)
+    out.print(table)
+    out.print(f"specs: {made.specs}/  sites: {made.sites}/  tasks: {made.trajectories}/")

