@@ -13,6 +13,7 @@ import pytest
 from filelock import FileLock
 
 from tests.rl.widgets import make_widget_world
+from webworld.eval.heldout import Materialised
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
 from webworld.render.site import load_site, render_site
 from webworld.rl.fast.capture import build_snapshot
@@ -25,19 +26,10 @@ SHIPPED = Path(__file__).resolve().parents[2] / "fsm_specs"
 
 
 @dataclass
-class Built:
+class Built(Materialised):
     """A world ready for the environments: ``sites/<id>/`` and ``trajectories/<id>/``."""
 
-    root: Path
     spec: WorldSpec
-
-    @property
-    def sites(self) -> Path:
-        return self.root / "sites"
-
-    @property
-    def trajectories(self) -> Path:
-        return self.root / "trajectories"
 
     @property
     def site_dir(self) -> Path:

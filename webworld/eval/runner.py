@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from webworld.browser.actions import ActionSyntaxError, BrowserAction, read_reply
+from webworld.browser.actions import parse_call, parse_reply
 from webworld.errors import UsageError, WebworldError
 from webworld.eval.policies import Policy, Reply, Turn
 from webworld.eval.results import ResultsFile, failure_reason, read_results
@@ -168,7 +168,7 @@ class EvalRun:
         """One step of one episode; the episode's record when it ended."""
         before = run.turn
         shot = self._screenshot(env) if run.trace is not None else None
-        call = _action_of(reply.text)
+        call = parse_call(parse_reply(reply.text) or "")
         box = env.element_box(call.bid) if call is not None and call.bid else None
         run.tokens[0] += reply.prompt_tokens
         run.tokens[1] += reply.completion_tokens
@@ -230,13 +230,6 @@ class EvalRun:
                 step["image"] = f"step-{n:02d}.png"
             steps.append(step)
         atomic_write_json(folder / "trace.json", {**record, "trace": steps})
-
-
-def _action_of(reply: str) -> BrowserAction | None:
-    try:
-        return read_reply(reply)
-    except ActionSyntaxError:
-        return None
 
 
 def _safe(key: str) -> str:
