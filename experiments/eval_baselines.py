@@ -13,6 +13,8 @@ skips the episodes already there.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import socket
 import subprocess
@@ -27,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from webworld.eval.policies import smollm2_gguf  # noqa: E402
 from webworld.eval.results import Rate, read_results  # noqa: E402
+from webworld.fsio import atomic_write_json  # noqa: E402
 
 # MiniWoB++ tasks a 135M model could plausibly do; the whole suite is `--suite miniwob`
 MINIWOB = ("click-button,click-link,click-dialog,click-checkboxes,focus-text,enter-text,"
@@ -63,45 +66,58 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "eval_baselines")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "eval_baselines.md")
     parser.add_argument("--skip", default="", help="comma-separated policies to leave out")
+    parser.add_argument("--suites", default="heldout,miniwob")
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="MiniWoB++ step limit: default 10 (quick: 6)")
     args = parser.parse_args()
     # held-out: every task instance once; MiniWoB++: a few seeds a task (episodes are short)
     episodes = {"heldout": "1", "miniwob": "1" if args.quick else "3"}
-    steps = "6" if args.quick else "10"
-    suites = {"heldout": ["--suite", "heldout", "--heldout-dir", str(args.work / "heldout")],
+    steps = str(args.max_steps or (6 if args.quick else 10))
+    suites = {"heldout": ["--suite", "heldout", "--heldout-dir",
+                          os.path.relpath(args.work / "heldout", ROOT)],
               "miniwob": ["--suite", "miniwob:" + (",".join(MINIWOB.split(",")[:2])
                                                    if args.quick else MINIWOB)]}
     policies = ["random", "oracle", "hf:smollm2", "openai:smollm2-135m"]
     skip = set(filter(None, args.skip.split(",")))
     llama, url = (None, "")
-    rows = []
+    log = args.work / "runs.json"
+    runs = json.loads(log.read_text()) if log.is_file() else {}
     try:
         for policy in [p for p in policies if p not in skip]:
             if policy.startswith("openai:") and llama is None:
                 llama, url = start_llama()
             for suite, suite_args in suites.items():
+                if suite not in args.suites.split(","):
+                    continue
                 if policy == "oracle" and suite == "miniwob":
                     continue  # the oracle has verified paths for worlds only
                 results = args.work / f"{policy.replace(':', '_')}-{suite}.jsonl"
+                # worlds: the env's step limit (twice the shortest path); MiniWoB++: `steps`
+                limit = ["--max-steps", steps] if suite == "miniwob" else []
                 command = ["eval", "--policy", policy, *suite_args, "-n", episodes[suite],
-                           "--max-steps", steps, "--seed", str(args.seed), "--observation",
-                           "compact", "--out", str(results), "--traces", "0"]
+                           *limit, "--seed", str(args.seed), "--observation", "compact",
+                           "--out", os.path.relpath(results, ROOT), "--traces", "0"]
+                if policy.startswith("hf:"):
+                    command += ["--workers", "4"]  # one generate() for 4 episodes
                 if policy.startswith("openai:"):
                     command += ["--llm-base-url", url, "--llm-api-key", "none"]
+                before = len(read_results(results))
                 started = time.perf_counter()
                 subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()",
                                 *command], check=True, cwd=ROOT)
-                wall = time.perf_counter() - started
-                records = read_results(results)
-                rate = Rate(suite, len(records), sum(r["success"] for r in records))
-                rows.append((policy, suite, rate, wall, records, "webworld " + " ".join(command)))
-                print(f"{policy} on {suite}: {rate.shown()} in {wall:.0f} s", flush=True)
+                played = len(read_results(results)) - before
+                earlier = runs.get(results.name, {}).get("wall", 0.0)
+                runs[results.name] = {  # a resumed run adds its time; a finished one adds none
+                    "policy": policy, "suite": suite, "command": "webworld " + " ".join(command),
+                    "wall": earlier + (time.perf_counter() - started if played else 0.0)}
+                atomic_write_json(log, runs)  # so separate invocations add up in one table
     finally:
         if llama is not None:
             llama.terminate()
-    write_table(args, rows)
+    write_table(args, runs)
 
 
-def write_table(args: argparse.Namespace, rows: list) -> None:
+def write_table(args: argparse.Namespace, runs: dict) -> None:
     lines = ["# `webworld eval` baselines", "",
              "Made by `experiments/eval_baselines.py"
              f"{' --quick' if args.quick else ''}` (seed {args.seed}) on "
@@ -111,15 +127,17 @@ def write_table(args: argparse.Namespace, rows: list) -> None:
              "first held-out run, making the held-out worlds.", "",
              "| policy | suite | episodes | success [95% CI] | mean steps | unparsable replies "
              "| tokens / episode | wall (s) | episodes/s |", "|---|---|---|---|---|---|---|---|---|"]
-    for policy, suite, rate, wall, records, _ in rows:
-        steps = sum(r["steps"] for r in records) / max(len(records), 1)
+    for name, run in runs.items():
+        records = read_results(args.work / name)
+        rate = Rate(run["suite"], len(records), sum(r["success"] for r in records))
+        steps = sum(r["steps"] for r in records)
         syntax = sum(e["code"] == "syntax" for r in records for e in r["errors"])
-        total_steps = sum(r["steps"] for r in records)
         tokens = sum(r["tokens"]["prompt"] + r["tokens"]["completion"] for r in records)
-        lines.append(f"| {policy} | {suite} | {rate.episodes} | {rate.shown()} | {steps:.1f} | "
-                     f"{syntax}/{total_steps} steps | {tokens / max(len(records), 1):.0f} | "
-                     f"{wall:.0f} | {rate.episodes / wall:.3f} |")
-    lines += ["", "Commands:", ""] + [f"    {row[5]}" for row in rows] + [""]
+        lines.append(f"| {run['policy']} | {run['suite']} | {rate.episodes} | {rate.shown()} | "
+                     f"{steps / max(len(records), 1):.1f} | {syntax}/{steps} steps | "
+                     f"{tokens / max(len(records), 1):.0f} | {run['wall']:.0f} | "
+                     f"{rate.episodes / run['wall']:.3f} |")
+    lines += ["", "Commands:", ""] + [f"    {run['command']}" for run in runs.values()] + [""]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {args.out}")

@@ -90,7 +90,7 @@ def smollm2_gguf() -> Path:
 class HFPolicy:
     """A transformers causal LM; all slots that wait are answered in one ``generate``."""
 
-    def __init__(self, path: str, *, device: str | None = None, max_new_tokens: int = 96) -> None:
+    def __init__(self, path: str, *, device: str | None = None, max_new_tokens: int = 64) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
