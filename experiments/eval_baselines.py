@@ -36,6 +36,9 @@ MINIWOB = ("click-button,click-link,click-dialog,click-checkboxes,focus-text,ent
            "click-tab,click-option,choose-list,enter-password")
 
 
+POLICIES = ("random", "oracle", "hf:smollm2", "openai:smollm2-135m")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -77,13 +80,12 @@ def main() -> None:
                           os.path.relpath(args.work / "heldout", ROOT)],
               "miniwob": ["--suite", "miniwob:" + (",".join(MINIWOB.split(",")[:2])
                                                    if args.quick else MINIWOB)]}
-    policies = ["random", "oracle", "hf:smollm2", "openai:smollm2-135m"]
     skip = set(filter(None, args.skip.split(",")))
     llama, url = (None, "")
     log = args.work / "runs.json"
     runs = json.loads(log.read_text()) if log.is_file() else {}
     try:
-        for policy in [p for p in policies if p not in skip]:
+        for policy in [p for p in POLICIES if p not in skip]:
             if policy.startswith("openai:") and llama is None:
                 llama, url = start_llama()
             for suite, suite_args in suites.items():
@@ -137,6 +139,12 @@ def write_table(args: argparse.Namespace, runs: dict) -> None:
                      f"{steps / max(len(records), 1):.1f} | {syntax}/{steps} steps | "
                      f"{tokens / max(len(records), 1):.0f} | {run['wall']:.0f} | "
                      f"{rate.episodes / run['wall']:.3f} |")
+    ran = {(run["policy"], run["suite"]) for run in runs.values()}
+    missing = [f"{p} on {suite}" for p in POLICIES for suite in ("heldout", "miniwob")
+               if (p, suite) not in ran and not (p == "oracle" and suite == "miniwob")]
+    if missing:
+        lines += ["", f"Not run yet: {', '.join(missing)} (a rerun of the script adds them; "
+                  "each is resumable)."]
     lines += ["", "Commands:", ""] + [f"    {run['command']}" for run in runs.values()] + [""]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines), encoding="utf-8")

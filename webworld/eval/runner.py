@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from webworld.agents.errors import BudgetExceeded
 from webworld.browser.actions import parse_call, parse_reply
 from webworld.errors import UsageError, WebworldError
 from webworld.eval.policies import Policy, Reply, Turn
@@ -99,9 +100,7 @@ class EvalRun:
                     stats.episodes += 1
                     if task is not None:
                         self.progress.advance(task)
-        except WebworldError as exc:
-            if type(exc).__name__ != "BudgetExceeded":
-                raise
+        except BudgetExceeded as exc:
             stats.stopped = str(exc)
         finally:
             results.close()
