@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the text functions need no browser
-    from playwright.async_api import Page
+from typing import Any
 
 # The walk of the body, leaving out what matches ``skip`` (a CSS selector). ``capture``
 # (the fast environment's capture) adds each element's document index as ``key``.
@@ -342,11 +339,3 @@ def observation_of(url: str, rows: list[Row], screenshot: bytes | None = None) -
         node["name"] = clean(node["name"])
     return Observation(public_url(url), format_rows(rows), nodes, screenshot)
 
-
-async def observe(page: Page, *, screenshot: bool = True, skip: str | None = None
-                  ) -> Observation:
-    """Assign element ids and read the page the way a policy will see it (leaving out
-    the parts that match ``skip``, a CSS selector)."""
-    rows = await page.evaluate(WALK_JS, {"skip": skip})
-    image = await page.screenshot(type="png") if screenshot else None
-    return observation_of(page.url, rows, image)

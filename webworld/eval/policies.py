@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from webworld.data.prompting import prompt_messages
 from webworld.errors import UsageError
@@ -44,17 +45,22 @@ class Reply:
     error: str = ""  # the policy could not answer (an endpoint that gave up); text is ""
 
 
-class Policy(Protocol):
+class Policy(ABC):
+    """Answers every waiting episode slot at once; ``start`` when a slot begins an episode."""
+
     name: str
 
-    def start(self, slot: int, turn: Turn, seed: int) -> None: ...
+    def start(self, slot: int, turn: Turn, seed: int) -> None:  # noqa: B027 (a default)
+        """A model policy keeps no state between steps: the prompt carries it all."""
 
+    @abstractmethod
     def act(self, turns: dict[int, Turn]) -> dict[int, Reply]: ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:  # noqa: B027 (a default)
+        """Free what the policy holds (a client, an event loop)."""
 
 
-class ScriptedPolicy:
+class ScriptedPolicy(Policy):
     """``oracle`` or ``random``: one webworld.rl policy per episode slot."""
 
     def __init__(self, name: str, worlds: WorldSet | None) -> None:
@@ -87,7 +93,7 @@ def smollm2_gguf() -> Path:
     return found[0]
 
 
-class HFPolicy:
+class HFPolicy(Policy):
     """A transformers causal LM; all slots that wait are answered in one ``generate``."""
 
     def __init__(self, path: str, *, device: str | None = None, max_new_tokens: int = 64) -> None:
@@ -122,9 +128,6 @@ class HFPolicy:
                              "nothing is downloaded)")
         return path, {}
 
-    def start(self, slot: int, turn: Turn, seed: int) -> None:
-        pass  # the prompt carries all the state the model has
-
     def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
         import torch
 
@@ -144,11 +147,7 @@ class HFPolicy:
                                   int(batch["attention_mask"][row].sum()), len(tokens))
         return replies
 
-    def close(self) -> None:
-        pass
-
-
-class OpenAIPolicy:
+class OpenAIPolicy(Policy):
     """A model behind an OpenAI-compatible endpoint (settings as for the agents:
     webworld.toml's ``[llm]``, WEBWORLD_LLM_* / OPENAI_* variables, then flags)."""
 
@@ -163,9 +162,6 @@ class OpenAIPolicy:
                                  budget_usd=budget_usd, temperature=0.0, max_tokens=max_tokens)
         self.loop = asyncio.new_event_loop()
         self.client = LLMClient(config)
-
-    def start(self, slot: int, turn: Turn, seed: int) -> None:
-        pass
 
     def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
         async def all_slots() -> list[Reply]:

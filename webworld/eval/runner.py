@@ -159,22 +159,21 @@ class EvalRun:
         try:
             obs, info = env.reset(seed=plan.seed, options=options)
         except WebworldError as exc:
-            return self._record(plan, started, None, env_error=str(exc))
+            return self._record(Running(plan, Turn({"goal": ""}, {}), started, None),
+                                env_error=str(exc))
         trace = [] if plan.key in self.traced else None
         return Running(plan, Turn(obs, info, []), started, trace)
 
     def _step(self, env: Any, run: Running, reply: Reply) -> dict[str, Any] | None:
         """One step of one episode; the episode's record when it ended."""
         before = run.turn
-        shot = self._screenshot(env) if run.trace is not None else None
-        call = parse_call(parse_reply(reply.text) or "")
-        box = env.element_box(call.bid) if call is not None and call.bid else None
+        shot, box = self._before_action(env, reply) if run.trace is not None else (None, None)
         run.tokens[0] += reply.prompt_tokens
         run.tokens[1] += reply.completion_tokens
         try:
             obs, reward, terminated, truncated, info = env.step(reply.text)
         except WebworldError as exc:
-            return self._record(run.plan, run.started, run, env_error=str(exc))
+            return self._record(run, env_error=str(exc))
         code = "policy" if reply.error else info.get("error_code", "")
         message = reply.error or obs.get("last_action_error", "")
         run.codes.append(code)
@@ -188,34 +187,34 @@ class EvalRun:
         run.reward = float(reward)
         if not (terminated or truncated):
             return None
-        return self._record(run.plan, run.started, run, terminated=terminated,
-                            truncated=truncated, success=bool(info.get("success", reward > 0)))
+        return self._record(run, terminated=terminated, truncated=truncated,
+                            success=bool(info.get("success", reward > 0)))
 
-    def _screenshot(self, env: Any) -> bytes | None:
-        return env.screenshot() if hasattr(env, "screenshot") else None  # the fast env has none
+    @staticmethod
+    def _before_action(env: Any, reply: Reply) -> tuple[bytes | None, Any]:
+        """What a trace shows of a step: the page (the fast env has no screenshots) and
+        the box of the element the reply acts on."""
+        shot = env.screenshot() if hasattr(env, "screenshot") else None
+        call = parse_call(parse_reply(reply.text) or "")
+        return shot, env.element_box(call.bid) if call is not None and call.bid else None
 
-    def _record(self, plan: Planned, started: float, run: Running | None, *,
-                terminated: bool = False, truncated: bool = False, success: bool = False,
-                env_error: str = "") -> dict[str, Any]:
-        turn = run.turn if run else None
+    def _record(self, run: Running, *, terminated: bool = False, truncated: bool = False,
+                success: bool = False, env_error: str = "") -> dict[str, Any]:
+        plan, turn = run.plan, run.turn
         record = {
             "key": plan.key, "suite": plan.suite, "policy": self.policy.name,
             "task": plan.task, "world": plan.world, "archetype": plan.archetype,
             "kind": plan.kind, "episode": plan.episode, "seed": plan.seed,
-            "intent": turn.obs["goal"] if turn else "",
-            "success": success, "reward": run.reward if run else 0.0,
-            "steps": len(run.codes) if run else 0,
-            "actions": list(turn.history) if turn else [],
-            "errors": run.errors if run else [],
+            "intent": turn.obs["goal"], "success": success, "reward": run.reward,
+            "steps": len(run.codes), "actions": list(turn.history), "errors": run.errors,
             "failure": failure_reason(success=success, terminated=terminated,
-                                      truncated=truncated, error_codes=run.codes if run else [],
+                                      truncated=truncated, error_codes=run.codes,
                                       env_error=env_error, miniwob=self.suite.worlds is None),
             "env_error": env_error,
-            "tokens": {"prompt": run.tokens[0], "completion": run.tokens[1]} if run
-            else {"prompt": 0, "completion": 0},
-            "time_s": round(time.perf_counter() - started, 3),
+            "tokens": {"prompt": run.tokens[0], "completion": run.tokens[1]},
+            "time_s": round(time.perf_counter() - run.started, 3),
         }
-        if run is not None and run.trace is not None:
+        if run.trace is not None:
             self._write_trace(record, run.trace)
         return record
 

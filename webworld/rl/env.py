@@ -12,6 +12,7 @@ from the environment's split with the seeded generator, and so is the phrasing.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
@@ -80,7 +81,7 @@ class TaskSampler:
         return self.worlds.world(inst.world_id), inst, str(intent)
 
 
-class WebEnv(gymnasium.Env):
+class WebEnv(gymnasium.Env, ABC):
     """One episode at a time; see the module doc for ``reset`` options."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"]}
@@ -98,8 +99,9 @@ class WebEnv(gymnasium.Env):
         self._last_obs: dict[str, Any] | None = None
         self._next_pick: tuple[World, TaskInstance, str] | None = None
 
+    @abstractmethod
     def _drive(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        raise NotImplementedError  # LiveEnv / FastEnv
+        """Run ``coro`` to its end: on the browser's loop (live) or inline (fast)."""
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -138,7 +140,7 @@ class WebEnv(gymnasium.Env):
         raise UsageError("this environment has no screenshots (render_mode='ansi' shows the text)")
 
 
-class WebVectorEnv(VectorEnv):
+class WebVectorEnv(VectorEnv, ABC):
     """N episodes stepped together, each with its own seeded task draws."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -165,8 +167,9 @@ class WebVectorEnv(VectorEnv):
             self._next[i] = self.sampler.pick(self._rngs[i], None)
         self._gather([self.episodes[i].prepare(*self._next[i][:2]) for i in slots])
 
+    @abstractmethod
     def _gather(self, coros: list[Coroutine[Any, Any, Any]]) -> list[Any]:
-        raise NotImplementedError  # live: concurrently on the browser loop; fast: in turn
+        """Run ``coros``: concurrently on the browser loop (live) or in turn (fast)."""
 
     def reset(self, *, seed: int | Sequence[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
