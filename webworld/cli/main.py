@@ -13,6 +13,7 @@ from webworld.cli.export_cmd import export_cmd
 from webworld.cli.generate_cmd import generate_cmd, improve_cmd
 from webworld.cli.site_cmd import render_cmd, serve_cmd
 from webworld.cli.spec_cmd import spec_app, validate_cmd
+from webworld.cli.train_cmd import train_app
 from webworld.cli.verify_cmd import verify_cmd
 from webworld.propose.archetypes import ARCHETYPES
 
@@ -26,6 +27,7 @@ app = typer.Typer(
 app.add_typer(spec_app, name="spec")
 app.add_typer(env_app, name="env")
 app.add_typer(eval_app, name="eval")
+app.add_typer(train_app, name="train")
 app.command("generate")(generate_cmd)
 app.command("validate")(validate_cmd)
 app.command("improve")(improve_cmd)

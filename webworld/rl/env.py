@@ -212,6 +212,28 @@ class WebVectorEnv(VectorEnv, ABC):
                 np.array([r[2] for r in results], dtype=np.bool_),
                 np.array([r[3] for r in results], dtype=np.bool_), infos)
 
+    # --- slot by slot: what a trainer playing groups of episodes per task uses ---------------
+
+    def reset_slots(self, tasks: dict[int, Any], seeds: dict[int, int]
+                    ) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+        """Start ``tasks[i]`` (an instance or its id) in slot i, seeded, all at once; other
+        slots are left as they are. No autoreset and no page loaded ahead."""
+        for i, seed in seeds.items():
+            self._rngs[i] = seeding.np_random(seed)[0]
+        picks = {i: self.sampler.pick(self._rngs[i], {"task": t}) for i, t in tasks.items()}
+        results = self._gather([self.episodes[i].reset(*p) for i, p in picks.items()])
+        for i in picks:
+            self._needs_reset[i] = False
+        return dict(zip(picks, results))
+
+    def step_slots(self, actions: dict[int, str]
+                   ) -> dict[int, tuple[dict[str, Any], float, bool, bool, dict[str, Any]]]:
+        """Step only the slots given, concurrently; an ended slot waits for ``reset_slots``."""
+        results = self._gather([self.episodes[i].step(a) for i, a in actions.items()])
+        for i, r in zip(actions, results):
+            self._needs_reset[i] = bool(r[2] or r[3])
+        return dict(zip(actions, results))
+
     def _same_step_resets(self, results: list[Any]) -> list[Any]:
         """Ended episodes start again at once; their last observation goes in ``info``."""
         ended = [i for i, r in enumerate(results) if r[2] or r[3]]

@@ -1,0 +1,151 @@
+"""The RL trainer's mechanics with a tiny random-init policy: rollouts in the fast env and in
+real Chromium, one step of every algorithm, masks, the engine's log-probs, async lag, resume
+after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.rl.conftest import Built
+from webworld.train.batch import (
+    EpisodeRecord,
+    TurnRecord,
+    behaviour_logps,
+    episode_sequences,
+    reply_logps,
+    turn_batch,
+)
+from webworld.train.config import RLConfig
+from webworld.train.engine import SamplingSettings, TransformersEngine
+from webworld.train.learner import Learner
+from webworld.train.loop import RLRun
+from webworld.train.models import load_policy
+from webworld.train.rollout import make_vector_env, plan_batch, play_batch
+
+ALGOS = ("vespo", "gspo", "gspo-token", "grpo", "sapo")
+
+
+def _config(world: Built, out: Path, **kw) -> RLConfig:
+    settings = {"worlds": world.root, "split": "all", "out": out, "steps": 1, "tasks_per_step": 2,
+                "group_size": 2, "envs": 4, "max_new_tokens": 12, "learning_rate": 1e-3,
+                "checkpoint_every": 1, **kw}
+    return RLConfig(**settings)
+
+
+def _play(world: Built, env: str, seed: int = 0):
+    model, tokenizer = load_policy("tiny", seed=seed)
+    engine = TransformersEngine(model, tokenizer, SamplingSettings(max_new_tokens=12))
+    worlds = world.worlds()
+    vec = make_vector_env(worlds, env, None, 4, "compact", 3)
+    try:
+        planned = plan_batch(worlds.instances(None), 1, seed, 2, 2)
+        return model, tokenizer, play_batch(vec, engine, planned, 1, seed)
+    finally:
+        vec.close()
+
+
+@pytest.mark.parametrize("env", ["fast", "live"])
+def test_one_step_of_every_algorithm(lab: Built, env: str) -> None:
+    """Rollouts from the env, then one update per algorithm. A random tiny model never
+    succeeds, so rewards are set 0/1 alternately to give every group an advantage."""
+    model, tokenizer, batch = _play(lab, env)
+    assert len(batch.episodes) == 4 and all(e.turns for e in batch.episodes)
+    assert all(len(e.turns) <= 3 for e in batch.episodes)
+    assert batch.env_seconds > 0 and batch.version == 0
+    for n, ep in enumerate(batch.episodes):
+        ep.reward = float(n % 2)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    for algo in ALGOS:
+        model.load_state_dict(start)
+        learner = Learner(model, tokenizer.pad_token_id, _config(lab, Path("unused"), algo=algo))
+        stats = learner.update(batch.episodes, 1)
+        assert torch.isfinite(torch.tensor(stats["loss"])), algo
+        assert stats["learned_episodes"] == 4 and stats["grad_norm"] > 0, algo
+        assert abs(stats["log_ratio_mean"]) < 1e-4, algo  # on-policy: learner == sampler
+        moved = sum((model.state_dict()[k] - v).abs().sum() for k, v in start.items())
+        assert moved > 0, algo
+
+
+def test_the_learner_scores_reply_tokens_only_with_the_samplers_log_probs(lab: Built) -> None:
+    model, tokenizer, batch = _play(lab, "fast", seed=3)
+    episodes = batch.episodes
+    tb = turn_batch(episodes, tokenizer.pad_token_id)
+    # the scored positions are exactly the replies: never a prompt (observation) token
+    turns = [t for e in episodes for t in e.turns]
+    for r, t in enumerate(turns):
+        scored = tb.positions[tb.rows == r].tolist()
+        assert scored == list(range(len(t.prompt_ids), len(t.prompt_ids) + len(t.completion_ids)))
+    with torch.no_grad():
+        learner = reply_logps(model, tb)
+        reference = []  # a plain full forward pass, row by row
+        for t in turns:
+            ids = torch.tensor([t.prompt_ids + t.completion_ids])
+            logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+            start = len(t.prompt_ids)
+            reference += [logp[start + k - 1, tok].item() for k, tok in enumerate(t.completion_ids)]
+    assert torch.allclose(learner, torch.tensor(reference), atol=1e-5)
+    assert torch.allclose(learner, behaviour_logps(episodes), atol=1e-4)
+    seqs, mask = episode_sequences(learner, tb.lengths)
+    assert mask.sum(1).tolist() == [e.policy_tokens for e in episodes]
+    assert seqs[mask == 0].abs().sum() == 0
+
+
+def test_a_group_of_equal_rewards_is_not_computed() -> None:
+    model, tokenizer = load_policy("tiny")
+    turn = TurnRecord([5, 6, 7], [8, 9], [-1.0, -2.0])
+    eps = [EpisodeRecord("t", 0, s, 0, [turn], reward=1.0) for s in range(2)]
+    learner = Learner(model, tokenizer.pad_token_id, RLConfig(algo="grpo"))
+    stats = learner.update(eps, 1)
+    assert stats["learned_episodes"] == 0 and stats["grad_norm"] == 0
+
+
+def test_async_rollouts_lag_by_the_schedule(lab: Built, tmp_path: Path) -> None:
+    config = _config(lab, tmp_path / "run", steps=3, async_lag=1, algo="vespo")
+    result = RLRun(config).run()
+    lags = [r["lag_max"] for r in result.rows]
+    assert lags == [0, 1, 1]  # batch b is played by version max(0, b - 2)
+    assert (tmp_path / "run" / "curves.png").stat().st_size > 1000
+    assert (tmp_path / "run" / "model" / "config.json").is_file()
+    assert any((tmp_path / "run" / "tb").iterdir())
+
+
+def _cli(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "from webworld.cli.main import app; app()",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _numbers(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.startswith("time_") and k != "wall"} for r in rows]
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_same_numbers(lab: Built, tmp_path: Path) -> None:
+    common = ["train", "rl", "--model", "tiny", "--worlds", str(lab.root), "--split", "all",
+              "--steps", "3", "--tasks", "2", "-G", "2", "--envs", "4", "--max-new-tokens", "8",
+              "--checkpoint-every", "1", "--algo", "gspo", "-N", "2"]
+    whole = _cli([*common, "--out", str(tmp_path / "whole")])
+    assert whole.wait(300) == 0, whole.stdout.read()
+    killed = _cli([*common, "--out", str(tmp_path / "killed")])
+    metrics = tmp_path / "killed" / "metrics.jsonl"
+    deadline = time.monotonic() + 300
+    while not (metrics.is_file() and len(metrics.read_text().splitlines()) >= 2):
+        assert killed.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    again = _cli([*common, "--out", str(tmp_path / "killed")])
+    assert again.wait(300) == 2  # a folder with checkpoints needs --resume
+    assert "--resume" in again.stdout.read()
+    resumed = _cli([*common, "--out", str(tmp_path / "killed"), "--resume"])
+    assert resumed.wait(300) == 0, resumed.stdout.read()
+    assert _numbers(metrics) == _numbers(tmp_path / "whole" / "metrics.jsonl")
+    assert len(_numbers(metrics)) == 3

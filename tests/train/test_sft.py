@@ -1,0 +1,98 @@
+"""SFT warm start on a tiny export: TRL trains the tiny policy on the assistant replies only,
+evaluates, checkpoints, resumes and leaves a loadable model."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tests.data.factory import make_traj_root
+from webworld.data.export import export_dataset
+from webworld.errors import UsageError
+from webworld.train.models import load_policy, tiny_model, tiny_tokenizer
+from webworld.train.sft import SFTSettings, make_trainer, read_split, run_sft
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("sft")
+    make_traj_root(root / "traj")
+    export_dataset(root / "traj", root / "export", formats={"sft"}, screenshots_dir=None, progress=False)
+    assert (root / "export" / "sft" / "validation.jsonl").is_file()
+    return root / "export"
+
+
+def settings(export: Path, out: Path, **changes: object) -> SFTSettings:
+    fields: dict[str, object] = {"batch_size": 2, "max_steps": 3, "max_length": 512, "device": "cpu"}
+    return SFTSettings(data=export, out=out, **{**fields, **changes})
+
+
+def test_run_sft_trains_evaluates_saves_and_resumes(export: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = run_sft(settings(export, out), progress=False)
+    assert first.steps == 3 and first.model_dir == out / "model"
+    assert math.isfinite(first.train_loss) and first.train_loss > 0
+    assert len(first.validation_losses) == 1 and math.isfinite(first.validation_losses[0])
+    summary = json.loads((out / "sft_summary.json").read_text())
+    assert summary["steps"] == 3 and summary["resumed_from"] is None
+    assert summary["train_chats"] == 18 and summary["dropped_too_long"] == 0
+    model, tokenizer = load_policy(str(out / "model"))
+    assert tokenizer.chat_template is not None and model.config.vocab_size == len(tokenizer)
+
+    second = run_sft(settings(export, out, max_steps=5), progress=False)
+    assert second.steps == 5  # went on from step 3, not from 0
+    summary = json.loads((out / "sft_summary.json").read_text())
+    assert summary["resumed_from"].endswith("checkpoint-3")
+    assert len(second.validation_losses) == 2  # the first run's evaluation is kept
+    kept = sorted(p.name for p in (out / "checkpoints").glob("checkpoint-*"))
+    assert kept == ["checkpoint-3", "checkpoint-5"]
+
+    again = run_sft(settings(export, out, max_steps=5), progress=False)
+    assert again.steps == 5 and math.isnan(again.train_loss)  # nothing left: not a step more
+    assert again.validation_losses == second.validation_losses
+    assert json.loads((out / "sft_summary.json").read_text())["train_loss"] is None
+
+
+def test_loss_is_on_the_assistant_reply_only(export: Path, tmp_path: Path) -> None:
+    train = read_split(export, "train")
+    assert set(train.column_names) == {"prompt", "completion"}
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer)
+    trainer = make_trainer(settings(export, tmp_path), model, tokenizer, train, None, "cpu", False)
+    for row, example in zip(trainer.train_dataset, train, strict=True):
+        prompt = tokenizer.apply_chat_template(example["prompt"], add_generation_prompt=True)
+        n = len(prompt["input_ids"])
+        assert row["input_ids"][:n] == prompt["input_ids"]
+        assert set(row["labels"][:n]) == {-100}  # no loss on the system prompt nor the page
+        assert row["labels"][n:] == row["input_ids"][n:]
+        reply = example["completion"][0]["content"]
+        assert tokenizer.decode(row["labels"][n:]) == reply + "<|im_end|>\n"
+
+
+def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="longer than max_length"):
+        run_sft(settings(export, tmp_path, max_length=16), progress=False)
+
+
+def test_bad_data_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--format sft") as missing:
+        run_sft(settings(tmp_path / "nothing", tmp_path / "out"), progress=False)
+    assert missing.value.where == str(tmp_path / "nothing" / "sft" / "train.jsonl")
+    split = tmp_path / "bad" / "sft" / "train.jsonl"
+    split.parent.mkdir(parents=True)
+    split.write_text('{"messages": [{"role": "user", "content": "hi"}]}\nnot json\n')
+    with pytest.raises(UsageError, match="ends with the assistant") as bad:
+        read_split(tmp_path / "bad", "train")
+    assert bad.value.where == f"{split}:1"
+    split.write_text("not json\n")
+    with pytest.raises(UsageError, match="not an SFT record"):
+        read_split(tmp_path / "bad", "train")
+
+
+def test_settings_forbid_unknown_fields(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError):
+        SFTSettings(data=tmp_path, out=tmp_path, epoch=2)  # type: ignore[call-arg]

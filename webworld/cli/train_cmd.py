@@ -1,0 +1,117 @@
+"""`webworld train sft` (TRL's SFTTrainer on an export's sft/ split) and `webworld train rl`
+(GSPO / VESPO / GRPO / SAPO against the worlds, live or fast, synchronous or asynchronous)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from webworld.cli.console import err, out
+from webworld.cli.errors import reports_errors
+from webworld.errors import UsageError
+
+train_app = typer.Typer(help="Train a policy: SFT warm start, then RL against the worlds.",
+                        no_args_is_help=True)
+
+
+@train_app.command("sft")
+@reports_errors
+def sft_cmd(
+    data: Path = typer.Option(..., "--data", help="An export folder with sft/train.jsonl "
+                                                  "(webworld export --formats sft)."),
+    model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a model folder."),
+    run_dir: Path = typer.Option(..., "--out", help="The run folder (resumes from its checkpoints)."),
+    epochs: float = typer.Option(1.0, "--epochs", min=0.01),
+    learning_rate: float = typer.Option(5e-4, "--lr"),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    max_length: int = typer.Option(2048, "--max-length", min=16),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Overrides --epochs when > 0."),
+    seed: int = typer.Option(0, "--seed"),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda"),
+) -> None:
+    """Supervised warm start on the verified steps (loss on the assistant reply only)."""
+    from pydantic import ValidationError
+
+    from webworld.train.sft import SFTSettings, run_sft
+
+    try:
+        settings = SFTSettings(data=data, model=model, out=run_dir, epochs=epochs,
+                               learning_rate=learning_rate, batch_size=batch_size,
+                               max_length=max_length, max_steps=max_steps, seed=seed,
+                               device=device)
+    except ValidationError as exc:
+        raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                   for e in exc.errors())) from None
+    result = run_sft(settings, progress=True)
+    vals = ", ".join(f"{v:.4f}" for v in result.validation_losses) or "no validation split"
+    out.print(f"SFT: {result.steps} steps in {result.seconds:.0f} s, train loss "
+              f"{result.train_loss:.4f}, validation loss per epoch: {vals}")
+    out.print(f"model: {result.model_dir}")
+
+
+@train_app.command("rl")
+@reports_errors
+def rl_cmd(
+    config_file: Path = typer.Option(None, "--config", help="A TOML file of settings "
+                                                            "(flags win)."),
+    algo: str = typer.Option(None, "--algo", help="vespo, gspo, gspo-token, grpo or sapo."),
+    model: str = typer.Option(None, "--model", help="tiny, smollm2 or a model folder."),
+    worlds: Path = typer.Option(None, "--worlds", help="A folder with sites/ and trajectories/."),
+    split: str = typer.Option(None, "--split", help="train (default), validation, test or all."),
+    env: str = typer.Option(None, "--env", help="fast (default) or live."),
+    observation: str = typer.Option(None, "--observation", help="compact (default) or full."),
+    run_dir: Path = typer.Option(None, "--out", help="The run folder (default runs/rl)."),
+    steps: int = typer.Option(None, "--steps", help="Rollout batches."),
+    tasks_per_step: int = typer.Option(None, "--tasks", help="Task instances per batch."),
+    group_size: int = typer.Option(None, "--group-size", "-G", help="Episodes per task instance."),
+    minibatches: int = typer.Option(None, "--minibatches", "-N",
+                                    help="Optimiser steps per rollout batch."),
+    async_lag: int = typer.Option(None, "--async", help="Rollouts run ahead by up to K versions."),
+    envs: int = typer.Option(None, "--envs", help="Episodes played at once."),
+    max_new_tokens: int = typer.Option(None, "--max-new-tokens"),
+    learning_rate: float = typer.Option(None, "--lr"),
+    seed: int = typer.Option(None, "--seed"),
+    device: str = typer.Option(None, "--device", help="auto, cpu or cuda"),
+    checkpoint_every: int = typer.Option(None, "--checkpoint-every"),
+    resume: bool = typer.Option(False, "--resume", help="Go on from the run folder's last "
+                                                        "checkpoint, with its settings."),
+) -> None:
+    """Multi-turn RL with groups of episodes per task; metrics, TensorBoard, curves.png."""
+    from webworld.train.checkpoint import latest
+    from webworld.train.config import load_rl_config, saved_config, validate_config
+    from webworld.train.loop import RLRun
+
+    flags: dict[str, Any] = {
+        "algo": algo, "model": model, "worlds": worlds, "split": split, "env": env,
+        "observation": observation, "out": run_dir, "steps": steps,
+        "tasks_per_step": tasks_per_step, "group_size": group_size, "minibatches": minibatches,
+        "async_lag": async_lag, "envs": envs, "max_new_tokens": max_new_tokens,
+        "learning_rate": learning_rate, "seed": seed, "device": device,
+        "checkpoint_every": checkpoint_every}
+    config = load_rl_config(config_file, dict(flags))
+    if resume:
+        given = {k: v for k, v in flags.items() if v is not None}
+        config = validate_config({**saved_config(config.out).model_dump(), **given},
+                                 str(config.out / "config.json"))
+    elif latest(config.out) is not None:
+        raise UsageError("this run folder holds checkpoints: pass --resume, or choose another "
+                         "--out", str(config.out))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err) as bar:
+        run = RLRun(config)
+        task = bar.add_task(f"{config.algo} rollout batches", total=config.steps,
+                            completed=run.start_step, status="")
+
+        def show(row: dict[str, Any]) -> None:
+            bar.update(task, completed=row["step"],
+                       status=f"success {row['success_rate']:.2f} reward {row['reward_mean']:.2f}")
+
+        run.on_step = show
+        result = run.run()
+    last = result.rows[-1] if result.rows else {}
+    out.print(f"{config.algo}: {result.steps} rollout batches, last success rate "
+              f"{last.get('success_rate', 0):.3f}, {result.seconds:.0f} s this session")
+    out.print(f"run folder: {result.out} (metrics.jsonl, tb/, curves.png, model/)")

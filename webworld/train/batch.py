@@ -1,0 +1,102 @@
+"""Episodes as tensors: the turns a learner re-scores, and each episode's policy tokens as one
+sequence for the losses.
+
+An episode of T turns is T rows (prompt + reply); only reply tokens are scored, so an
+observation or prompt token never enters a loss. :func:`episode_sequences` lays each
+episode's reply tokens end to end, (B, L), which is what sequence-level weights (GSPO,
+VESPO) are computed over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class TurnRecord:
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    logprobs: list[float]              # behaviour log-probs (the sampler's)
+
+
+@dataclass
+class EpisodeRecord:
+    """One played episode: what the learner needs and what the metrics report."""
+
+    task: str
+    group: int                         # episodes of one group share a task instance
+    seed: int
+    version: int                       # the policy version that played it
+    turns: list[TurnRecord] = field(default_factory=list)
+    reward: float = 0.0
+    success: bool = False
+    errors: int = 0                    # steps the env refused (unparsable, unknown id, ...)
+
+    @property
+    def policy_tokens(self) -> int:
+        return sum(len(t.completion_ids) for t in self.turns)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(len(t.prompt_ids) for t in self.turns)
+
+
+@dataclass
+class TurnBatch:
+    """Rows of prompt + reply, right-padded, and where each reply token sits."""
+
+    input_ids: torch.Tensor            # (R, S)
+    attention_mask: torch.Tensor       # (R, S)
+    rows: torch.Tensor                 # (N,) row of each reply token, episode by episode
+    positions: torch.Tensor            # (N,) column of each reply token
+    targets: torch.Tensor              # (N,) the reply token ids
+    lengths: list[int]                 # reply tokens per episode (sums to N)
+
+
+def turn_batch(episodes: list[EpisodeRecord], pad_id: int) -> TurnBatch:
+    turns = [t for ep in episodes for t in ep.turns]
+    width = max(len(t.prompt_ids) + len(t.completion_ids) for t in turns)
+    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(turns), width), dtype=torch.long)
+    rows, positions = [], []
+    for r, t in enumerate(turns):
+        seq = t.prompt_ids + t.completion_ids
+        ids[r, :len(seq)] = torch.tensor(seq)
+        attention[r, :len(seq)] = 1
+        start = len(t.prompt_ids)
+        rows += [r] * len(t.completion_ids)
+        positions += range(start, start + len(t.completion_ids))
+    rows_t, pos_t = torch.tensor(rows, dtype=torch.long), torch.tensor(positions, dtype=torch.long)
+    return TurnBatch(ids, attention, rows_t, pos_t, ids[rows_t, pos_t],
+                     [ep.policy_tokens for ep in episodes])
+
+
+def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
+    """(N,) log pi(token) of every reply token, in :class:`TurnBatch` order.
+
+    The LM head runs only on the positions that predict reply tokens (a vocabulary-wide
+    row for every prompt token would be most of the memory)."""
+    device = next(model.parameters()).device
+    hidden = model.get_decoder()(input_ids=batch.input_ids.to(device),
+                                 attention_mask=batch.attention_mask.to(device)).last_hidden_state
+    before = hidden[batch.rows.to(device), batch.positions.to(device) - 1]  # (N, H) predicts token
+    logits = model.get_output_embeddings()(before).float() / (temperature or 1.0)
+    return torch.log_softmax(logits, -1).gather(1, batch.targets.to(device)[:, None]).squeeze(1)
+
+
+def episode_sequences(flat: torch.Tensor, lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N,) values laid out episode by episode -> ((B, L) padded with 0, (B, L) mask)."""
+    width = max(max(lengths), 1)
+    index = torch.arange(width, device=flat.device)[None, :]
+    mask = index < torch.tensor(lengths, device=flat.device)[:, None]       # (B, L)
+    out = flat.new_zeros((len(lengths), width))
+    return out.masked_scatter(mask, flat), mask.to(flat.dtype)
+
+
+def behaviour_logps(episodes: list[EpisodeRecord]) -> torch.Tensor:
+    """(N,) the sampler's log-probs, in :class:`TurnBatch` order."""
+    return torch.tensor([lp for ep in episodes for t in ep.turns for lp in t.logprobs],
+                        dtype=torch.float32)

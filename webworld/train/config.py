@@ -1,0 +1,102 @@
+"""The one configuration of an RL run: a TOML file and flags (flags win), validated by pydantic.
+
+``webworld train rl --config run.toml --algo gspo`` reads ``run.toml`` (keys are the field
+names below, the loss settings under ``[loss]``), then applies the flags given. The run folder
+keeps the resolved settings in ``config.json``; ``--resume`` reads them back from there.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from webworld.errors import UsageError
+from webworld.train.losses import LossConfig
+
+Algo = Literal["vespo", "gspo", "gspo-token", "grpo", "sapo"]
+
+
+class RLConfig(BaseModel):
+    """Settings of ``webworld train rl``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algo: Algo = Field("vespo", description="the policy loss")
+    model: str = Field("tiny", description="tiny (random init), smollm2, or a model folder "
+                                           "(an SFT output, a checkpoint)")
+    worlds: Path = Field(Path("."), description="a folder with sites/ and trajectories/ "
+                                                "(webworld build's output)")
+    split: Literal["train", "validation", "test", "all"] = Field(
+        "train", description="which worlds' tasks to train on (held-out worlds are never in train)")
+    env: Literal["fast", "live"] = Field("fast", description="fast env (captured pages) or "
+                                                              "live sites in Chromium")
+    observation: Literal["full", "compact"] = Field("compact", description="page text mode")
+    out: Path = Field(Path("runs/rl"), description="the run folder")
+    steps: int = Field(20, ge=1, description="rollout batches (learner iterations)")
+    tasks_per_step: int = Field(4, ge=1, description="task instances per rollout batch")
+    group_size: int = Field(4, ge=2, description="episodes per task instance (G)")
+    minibatches: int = Field(1, ge=1, description="optimiser steps per rollout batch (staleness N)")
+    async_lag: int = Field(0, ge=0, description="rollouts run ahead of the learner by this many "
+                                                "policy versions (0: synchronous)")
+    envs: int = Field(16, ge=1, description="episodes played at once")
+    max_episode_steps: int | None = Field(None, ge=1, description="default: twice the shortest "
+                                                                  "path")
+    max_new_tokens: int = Field(48, ge=1, description="tokens per reply")
+    temperature: float = Field(1.0, gt=0, description="sampling temperature")
+    learning_rate: float = Field(3e-4, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+    micro_batch_tokens: int = Field(16384, ge=256, description="tokens per forward/backward pass "
+                                                              "(whole episodes)")
+    generation_batch: int = Field(16, ge=1, description="prompts per generation forward pass")
+    seed: int = 0
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    checkpoint_every: int = Field(5, ge=1, description="rollout batches between checkpoints")
+    keep_checkpoints: int = Field(2, ge=1)
+    loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in TOML)")
+
+    def resolved_device(self) -> str:
+        import torch
+
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise UsageError("--device cuda: no CUDA device is available")
+        return self.device
+
+
+def load_rl_config(file: Path | None, flags: dict[str, Any]) -> RLConfig:
+    """The TOML file's settings, then the flags that were given (None means not given)."""
+    base: dict[str, Any] = {}
+    if file is not None:
+        try:
+            base = tomllib.loads(Path(file).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot read the config file: {exc.strerror}", str(file)) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"not valid TOML: {exc}", str(file)) from None
+    loss = {**base.pop("loss", {}), **flags.pop("loss", {})}
+    merged = {**base, **{k: v for k, v in flags.items() if v is not None}, "loss": loss}
+    return validate_config(merged, str(file) if file else "flags")
+
+
+def validate_config(data: dict[str, Any], where: str) -> RLConfig:
+    try:
+        return RLConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}"
+                             for e in exc.errors())
+        raise UsageError(f"bad RL settings: {problems}", where) from None
+
+
+def saved_config(out: Path) -> RLConfig:
+    path = out / "config.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UsageError("no readable config.json: not an RL run folder", str(path)) from None
+    return validate_config(data, str(path))

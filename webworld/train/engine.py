@@ -1,0 +1,153 @@
+"""Generation for rollouts: the text a policy answers and the behaviour log-probs of every
+token it sampled, batched over many episodes.
+
+:class:`Engine` is the interface the rollout and the trainer use; :class:`TransformersEngine`
+is the in-process implementation (CPU, or CUDA in bf16): left-padded batches, a KV cache, and
+sampling with a seeded ``torch.Generator`` so a run is reproducible and resumable. Another
+engine (vLLM, SGLang) would implement the same three members: ``generate`` returns
+:class:`Generation` records with the sampler's own log-probs, ``load_weights`` takes the
+learner's weights at a version, ``version`` says which weights it samples with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+
+@dataclass
+class Generation:
+    """One sampled reply: token ids (the stop token included when it came) and their
+    log-probs under the policy that sampled them (the behaviour policy mu)."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    logprobs: list[float]
+    text: str
+
+
+class Engine(Protocol):
+    version: int
+
+    def generate(self, prompts: list[list[dict[str, str]]], generator: torch.Generator
+                 ) -> list[Generation]: ...
+
+    def load_weights(self, state: dict[str, torch.Tensor], version: int) -> None: ...
+
+
+@dataclass
+class SamplingSettings:
+    max_new_tokens: int = 48
+    temperature: float = 1.0          # 0: greedy (log-probs are then of the T=1 policy)
+    batch_size: int = 16              # prompts per forward pass
+
+
+class TransformersEngine:
+    """Samples with a transformers causal LM in this process."""
+
+    def __init__(self, model: Any, tokenizer: Any, settings: SamplingSettings) -> None:
+        self.model, self.tokenizer, self.settings = model, tokenizer, settings
+        self.version = 0
+        self.stop_ids = stop_token_ids(tokenizer)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
+            self.stop_ids[0]
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def load_weights(self, state: dict[str, torch.Tensor], version: int) -> None:
+        self.model.load_state_dict(state)
+        self.version = version
+
+    def encode(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
+        return [self.tokenizer.apply_chat_template(m, tokenize=True, add_generation_prompt=True,
+                                                   return_dict=False) for m in prompts]
+
+    def generate(self, prompts: list[list[dict[str, str]]], generator: torch.Generator
+                 ) -> list[Generation]:
+        encoded = self.encode(prompts)
+        # longest first, so each forward pass pads little; answers go back in prompt order
+        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+        out: list[Generation | None] = [None] * len(encoded)
+        size = self.settings.batch_size
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            for i, gen in zip(chunk, self._sample([encoded[i] for i in chunk], generator)):
+                out[i] = gen
+        return out  # type: ignore[return-value]
+
+    @torch.no_grad()
+    def _sample(self, prompts: list[list[int]], generator: torch.Generator) -> list[Generation]:
+        from transformers import DynamicCache
+
+        device, rows = self.device, len(prompts)
+        width = max(len(p) for p in prompts)
+        ids = torch.full((rows, width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((rows, width), dtype=torch.long)
+        for r, p in enumerate(prompts):  # left padding: every prompt ends at the same column
+            ids[r, width - len(p):] = torch.tensor(p)
+            attention[r, width - len(p):] = 1
+        ids, attention = ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache()
+        logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions,
+                            past_key_values=cache, use_cache=True).logits[:, -1, :]
+        stops = torch.tensor(self.stop_ids, device=device)
+        done = torch.zeros(rows, dtype=torch.bool, device=device)
+        tokens, logps = [], []
+        for _ in range(self.settings.max_new_tokens):
+            token, logp = self._pick(logits.float(), generator)
+            token = torch.where(done, torch.full_like(token, self.pad_id), token)
+            tokens.append(token)
+            logps.append(torch.where(done, torch.zeros_like(logp), logp))
+            live = ~done  # the token just sampled belongs to the reply of a row still going
+            done = done | torch.isin(token, stops)
+            if bool(done.all()):
+                break
+            attention = torch.cat([attention, live.long()[:, None]], dim=1)
+            positions = positions[:, -1:] + 1
+            logits = self.model(input_ids=token[:, None], attention_mask=attention,
+                                position_ids=positions, past_key_values=cache,
+                                use_cache=True).logits[:, -1, :]
+        return self._collect(prompts, torch.stack(tokens, 1).cpu(), torch.stack(logps, 1).cpu())
+
+    def _pick(self, logits: torch.Tensor, generator: torch.Generator
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        temperature = self.settings.temperature
+        logprobs = torch.log_softmax(logits / (temperature or 1.0), dim=-1)
+        if temperature == 0:
+            token = logprobs.argmax(-1)
+        else:
+            # sampled on the CPU generator: the same draws on any device, for a given seed
+            probs = logprobs.exp().cpu()
+            token = torch.multinomial(probs, 1, generator=generator).squeeze(1).to(logits.device)
+        return token, logprobs.gather(1, token[:, None]).squeeze(1)
+
+    def _collect(self, prompts: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor
+                 ) -> list[Generation]:
+        out = []
+        for r, prompt in enumerate(prompts):
+            ids, lps = [], []
+            for token, logp in zip(tokens[r].tolist(), logps[r].tolist()):
+                ids.append(token)
+                lps.append(logp)
+                if token in self.stop_ids:
+                    break
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            out.append(Generation(list(prompt), ids, lps, text))
+        return out
+
+
+def stop_token_ids(tokenizer: Any) -> list[int]:
+    """The tokens that end an assistant turn: eos, and ChatML's ``<|im_end|>`` if known."""
+    ids = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() \
+        else None
+    if end is not None and end not in ids:
+        ids.append(end)
+    if not ids:
+        raise ValueError("the tokenizer has no end-of-turn token (eos or <|im_end|>)")
+    return ids

