@@ -22,11 +22,8 @@ appending to ``verified.jsonl`` cannot make the two disagree.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import functools
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -50,7 +47,7 @@ from webworld.data.splits import SPLITS, assign_splits, check_fractions
 from webworld.data.thoughts import thought_for_step
 from webworld.errors import UsageError
 from webworld.eval.heldout import load_manifest
-from webworld.fsio import atomic_write_json
+from webworld.fsio import atomic_write_json, replace_dir
 
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
 DEFAULT_SCREENSHOTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -185,7 +182,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
         try:
             _build(tmp, scans, summary, screenshots_dir, bar)
-            _replace_dir(tmp, out_dir)
+            replace_dir(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -598,36 +595,6 @@ def _copy(src: Path, dest: Path) -> None:
     # again (same inode), which would change an export that linked them.
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest)
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Put ``new`` at ``target``: one atomic exchange where Linux offers it, else two renames."""
-    if not target.exists():
-        os.rename(new, target)
-        return
-    if _exchange(new, target):
-        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old export
-        return
-    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-    os.rename(target, old)
-    try:
-        os.rename(new, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """``renameat2(RENAME_EXCHANGE)``: swap two paths atomically. False when unsupported."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 @contextlib.contextmanager

@@ -15,11 +15,8 @@ The server loads it with :func:`load_site` and renders each request with
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from webworld.errors import WebworldError
-from webworld.fsio import dumps_json
+from webworld.fsio import dumps_json, replace_dir, staging_dir
 from webworld.render import assets
 from webworld.render.plan import PagePlan, SitePlan
 from webworld.render.themes import THEMES, Theme, choose_theme
@@ -150,24 +147,6 @@ def _site_files(spec: WorldSpec, theme: Theme) -> Iterator[tuple[str, str]]:
     yield "manifest.json", dumps_json(manifest)
 
 
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two directories in one step (Linux ``renameat2(RENAME_EXCHANGE)``), so a reader
-    never sees the site missing. False where the call is not available."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                          ctypes.c_uint]
-    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return result == 0
-
-
 def render_site(spec: WorldSpec, out_dir: Path, *, theme: str | None = None) -> Path:
     """Write the site directory for ``spec`` at ``out_dir``, atomically: it is built in a
     temporary directory next to it and renamed over the old one only when complete."""
@@ -175,31 +154,13 @@ def render_site(spec: WorldSpec, out_dir: Path, *, theme: str | None = None) -> 
     name = theme or choose_theme(spec)
     if name not in THEMES:
         raise SiteError(f"unknown theme {name!r} (choose from {', '.join(sorted(THEMES))})")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
-    old: Path | None = None
-    try:
+    with staging_dir(out_dir) as tmp:
         for rel, text in _site_files(spec, THEMES[name]):
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if out_dir.is_dir() and _exchange(tmp, out_dir):
-            shutil.rmtree(tmp, ignore_errors=True)  # now holds the previous site
-            return out_dir
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.",
-                                        suffix=".old"))
-            os.replace(out_dir, old / "site")
-        os.replace(tmp, out_dir)
-    except BaseException:
-        if old is not None and not out_dir.exists():
-            os.replace(old / "site", out_dir)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, out_dir)
     return out_dir
 
 

@@ -6,13 +6,13 @@ in whole, so a killed run always finds complete ones."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from webworld.fsio import replace_dir, staging_dir
 from webworld.train.models import save_policy
 
 
@@ -32,16 +32,13 @@ def latest(out: Path) -> Path | None:
 def save_checkpoint(out: Path, step: int, model: Any, tokenizer: Any, learner_state: dict[str, Any],
                     snapshots: dict[int, dict[str, torch.Tensor]], keep: int) -> Path:
     final = out / "checkpoints" / f"step-{step:06d}"
-    partial = final.with_name(f".{final.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    save_policy(model, tokenizer, partial / "model")
-    torch.save(learner_state, partial / "learner.pt")
-    if snapshots:
-        torch.save(snapshots, partial / "snapshots.pt")
-    (partial / "state.json").write_text(json.dumps({"step": step}), encoding="utf-8")
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(partial, final)
+    with staging_dir(final) as tmp:
+        save_policy(model, tokenizer, tmp / "model")
+        torch.save(learner_state, tmp / "learner.pt")
+        if snapshots:
+            torch.save(snapshots, tmp / "snapshots.pt")
+        (tmp / "state.json").write_text(json.dumps({"step": step}), encoding="utf-8")
+        replace_dir(tmp, final)
     for old in checkpoints(out)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final

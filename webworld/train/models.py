@@ -13,18 +13,14 @@ Nothing is ever downloaded: every load is ``local_files_only``.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from webworld.errors import UsageError
+from webworld.fsio import replace_dir, staging_dir
 
 if TYPE_CHECKING:
     import torch
@@ -117,7 +113,7 @@ def smollm2_folder() -> Path:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    with _staging(target) as tmp:
+    with staging_dir(target) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         try:
@@ -178,33 +174,7 @@ def save_policy(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, fold
     """Model and tokenizer into ``folder``, replacing what is there; a reader (or a run that
     is killed) sees the old folder or the new one, never half of one."""
     folder = Path(folder)
-    with _staging(folder) as tmp:
+    with staging_dir(folder) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        _replace_dir(tmp, folder)
-
-
-@contextlib.contextmanager
-def _staging(target: Path) -> Iterator[Path]:
-    """A temporary folder next to ``target`` (same file system, so it renames into place);
-    whatever is left of it afterwards is removed."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
-    try:
-        yield tmp
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    if not target.exists():
-        os.rename(new, target)
-        return
-    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-    os.rename(target, old)
-    try:
-        os.rename(new, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, folder)
