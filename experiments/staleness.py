@@ -9,7 +9,7 @@ writes docs/staleness.md and docs/staleness.png.
 
 Every run starts from the same SFT policy (``runs/train_vespo/sft/model``) on the same
 training worlds, with the same seed, batches and learning rate; each is a resumable
-`webworld train rl` run folder under ``--work``. Two runs go at once (one torch thread each).
+`webworld train rl` run folder under ``--work`` (one torch thread each; ``--parallel``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def run_one(args: argparse.Namespace, algo: str, setting: str, flags: list[str])
     out = args.work / f"{algo}-{setting.replace(' ', '_').replace('=', '')}"
     command = ["train", "rl", "--algo", algo, "--model", rel(args.policy), "--worlds",
                rel(args.worlds), "--env", "fast", "--out", rel(out), "--steps", str(args.steps),
-               "--tasks", "8", "-G", "4", "--lr", str(args.lr), "--seed", str(args.seed),
+               "--tasks", str(args.tasks), "-G", "4", "--lr", str(args.lr), "--seed", str(args.seed),
                "--checkpoint-every", "5", *flags]
     done = out / "model" / "config.json"
     log = out / "experiment.json"
@@ -66,10 +66,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "staleness")
     parser.add_argument("--policy", type=Path, default=ROOT / "runs/train_vespo/sft/model")
     parser.add_argument("--worlds", type=Path, default=ROOT / "runs/train_vespo/worlds")
-    parser.add_argument("--steps", type=int, default=16, help="rollout batches per run")
+    parser.add_argument("--steps", type=int, default=10, help="rollout batches per run")
+    parser.add_argument("--tasks", type=int, default=4, help="task instances per batch (x G=4)")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--parallel", type=int, default=1)
     args = parser.parse_args()
     if args.quick:
         args.steps = 2
@@ -109,7 +110,7 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
             ax.plot([row["step"] for row in r["rows"]], [row["success_rate"] for row in r["rows"]],
                     label=algo, marker="o", markersize=2)
         ax.set_title(setting)
-        ax.set_xlabel("rollout batch (32 episodes)")
+        ax.set_xlabel(f"rollout batch ({4 * args.tasks} episodes)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("rollout success rate")
     axes[-1].legend()
@@ -124,7 +125,7 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
              f"Made by `experiments/staleness.py{' --quick' if args.quick else ''}` (seed "
              f"{args.seed}) on {platform.machine()} CPU ({os.cpu_count()} cores); fast env on the "
              f"training worlds of `experiments/train_vespo.py`; every run starts from its SFT "
-             f"policy; {args.steps} rollout batches of 8 task instances x G=4 episodes, lr "
+             f"policy; {args.steps} rollout batches of {args.tasks} task instances x G=4 episodes, lr "
              f"{args.lr}. Cell: mean rollout success rate over the last 4 batches (the first "
              f"batch, before any update, had {start:.3f}). N = optimiser steps per rollout "
              "batch; async K=4: rollouts played by the policy 4 versions behind the learner.",

@@ -68,7 +68,8 @@ def main() -> None:
     parser.add_argument("--model", default="tiny")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sft-epochs", type=float, default=8.0)
-    parser.add_argument("--rl-steps", type=int, default=60)
+    parser.add_argument("--rl-steps", type=int, default=30)
+    parser.add_argument("--rl-tasks", type=int, default=4, help="task instances per batch (x G=4)")
     parser.add_argument("--eval-episodes", type=int, default=1)
     args = parser.parse_args()
     work = args.work
@@ -110,7 +111,7 @@ def main() -> None:
     rl = work / "rl"
     rl_args = ["train", "rl", "--algo", "vespo", "--model", rel(sft / "model"), "--worlds",
                rel(worlds), "--env", "fast", "--out", rel(rl), "--steps",
-               str(3 if args.quick else args.rl_steps), "--tasks", "8", "-G", "4", "-N", "2",
+               str(3 if args.quick else args.rl_steps), "--tasks", str(args.rl_tasks), "-G", "4", "-N", "2",
                "--lr", "1e-4", "--seed", str(args.seed), "--checkpoint-every", "5"]
     if (rl / "checkpoints").is_dir():
         rl_args.append("--resume")
@@ -148,7 +149,8 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
         f"epoch {', '.join(f'{v:.3f}' for v in sft.get('validation_losses', []))}.", "",
         f"RL (fast env, training worlds): success rate of the rollouts, first 5 batches "
         f"{mean(first, 'success_rate'):.3f}, last 5 batches {mean(last, 'success_rate'):.3f} "
-        f"({len(rl_rows)} batches of 32 episodes). Curves: `runs/train_vespo/rl/curves.png`, "
+        f"({len(rl_rows)} batches of {4 * args.rl_tasks} episodes). "
+        "Curves: `runs/train_vespo/rl/curves.png`, "
         "copied to `docs/train_vespo_curves.png`.", "",
         "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {s['wall']:.0f} | `{s['command']}` |" for name, s in stages.log.items()],

@@ -59,15 +59,6 @@ class RLConfig(BaseModel):
     keep_checkpoints: int = Field(2, ge=1)
     loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in TOML)")
 
-    def resolved_device(self) -> str:
-        import torch
-
-        if self.device == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        if self.device == "cuda" and not torch.cuda.is_available():
-            raise UsageError("--device cuda: no CUDA device is available")
-        return self.device
-
 
 def load_rl_config(file: Path | None, flags: dict[str, Any]) -> RLConfig:
     """The TOML file's settings, then the flags that were given (None means not given)."""

@@ -29,7 +29,7 @@ from webworld.train.config import RLConfig
 from webworld.train.engine import SamplingSettings, TransformersEngine
 from webworld.train.learner import Learner
 from webworld.train.metrics import MetricsLog, plot_curves
-from webworld.train.models import load_policy, save_policy
+from webworld.train.models import load_policy, resolve_device, save_policy
 from webworld.train.rollout import RolloutBatch, make_vector_env, plan_batch, play_batch
 
 
@@ -55,7 +55,7 @@ class RLRun:
     def __init__(self, config: RLConfig, *, on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> None:
         self.config, self.on_step = config, on_step
-        self.device = config.resolved_device()
+        self.device = resolve_device(config.device)
         self.split = None if config.split == "all" else config.split
         self.worlds = load_training_worlds(config)
         self.instances = self.worlds.instances(self.split)
