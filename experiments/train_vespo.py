@@ -71,11 +71,14 @@ def main() -> None:
     parser.add_argument("--rl-steps", type=int, default=30)
     parser.add_argument("--rl-tasks", type=int, default=4, help="task instances per batch (x G=4)")
     parser.add_argument("--eval-episodes", type=int, default=1)
+    parser.add_argument("--table-only", action="store_true", help="write docs from what ran")
     args = parser.parse_args()
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     stages = Stages(work)
     themes = THEMES[:3] if args.quick else THEMES
+    if args.table_only:
+        return write_table(args, stages, themes)
     worlds = work / "worlds"
     build = ["build", "--profile", "easy", "--seed", str(args.seed),
              "--specs-out", rel(worlds / "specs"), "--sites-out", rel(worlds / "sites"),
@@ -99,8 +102,6 @@ def main() -> None:
         from webworld.train.models import load_policy, save_policy
 
         save_policy(*load_policy(args.model, seed=args.seed), base)
-    stages.run("eval before SFT", [*evaluate, "--policy", f"hf:{rel(base)}", "--out",
-                                   rel(work / "eval-base.jsonl")], work / "eval-base.jsonl")
     sft = work / "sft"
     stages.run("SFT", ["train", "sft", "--data", rel(work / "dataset"), "--model", args.model,
                        "--out", rel(sft), "--epochs", str(1 if args.quick else args.sft_epochs),
@@ -118,6 +119,9 @@ def main() -> None:
     stages.run("RL (VESPO)", rl_args, rl / "model")
     stages.run("eval after RL", [*evaluate, "--policy", f"hf:{rel(rl / 'model')}", "--out",
                                  rel(work / "eval-rl.jsonl")], work / "eval-rl.jsonl")
+    # the random-init policy last: its replies are the longest (never a stop token)
+    stages.run("eval before SFT", [*evaluate, "--policy", f"hf:{rel(base)}", "--out",
+                                   rel(work / "eval-base.jsonl")], work / "eval-base.jsonl")
     write_table(args, stages, themes)
 
 
@@ -125,18 +129,26 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
     work = args.work
     rows = ["| policy | held-out episodes | success [95% CI] | mean steps | unparsable steps |",
             "|---|---|---|---|---|"]
-    for label, name in (("before SFT (random init)", "eval-base"), ("after SFT", "eval-sft"),
-                        ("after SFT + RL (VESPO)", "eval-rl")):
+    for label, name, stage in (("before SFT (random init)", "eval-base", "eval before SFT"),
+                               ("after SFT", "eval-sft", "eval after SFT"),
+                               ("after SFT + RL (VESPO)", "eval-rl", "eval after RL")):
+        if stage not in stages.log:
+            rows.append(f"| {label} | not run yet | | | |")
+            continue
         records = read_results(work / f"{name}.jsonl")
         rate = Rate("heldout", len(records), sum(r["success"] for r in records))
         steps = sum(r["steps"] for r in records)
         syntax = sum(e["code"] == "syntax" for r in records for e in r["errors"])
         rows.append(f"| {label} | {rate.episodes} | {rate.shown()} | "
                     f"{steps / max(len(records), 1):.1f} | {syntax}/{steps} |")
-    sft = json.loads((work / "sft" / "sft_summary.json").read_text())
-    rl_rows = [json.loads(x) for x in (work / "rl" / "metrics.jsonl").read_text().splitlines()]
+    sft_file, rl_file = work / "sft" / "sft_summary.json", work / "rl" / "metrics.jsonl"
+    sft = json.loads(sft_file.read_text()) if sft_file.is_file() else {}
+    rl_rows = [json.loads(x) for x in rl_file.read_text().splitlines()] if rl_file.is_file() else []
     first, last = rl_rows[:5], rl_rows[-5:]
-    mean = lambda rs, k: sum(r[k] for r in rs) / max(len(rs), 1)  # noqa: E731
+
+    def mean(rows: list[dict], key: str) -> float:
+        return sum(r[key] for r in rows) / max(len(rows), 1)
+
     lines = [
         "# SFT then RL (VESPO) on training worlds, scored on the held-out worlds", "",
         f"Made by `experiments/train_vespo.py{' --quick' if args.quick else ''}` (seed "

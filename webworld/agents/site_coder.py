@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -47,7 +46,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from webworld import contract
 from webworld.agents.client import BudgetExceeded, LLMClient, LLMError
-from webworld.fsio import atomic_write_text, dumps_json
+from webworld.fsio import atomic_write_text, dumps_json, replace_dir
 from webworld.render import assets, themes
 from webworld.render import view as view_module
 from webworld.render.checks import check_page, parse_html
@@ -974,7 +973,7 @@ async def code_site(client: LLMClient, spec: WorldSpec, out_dir: Path, *, max_ro
         if run.stopped:
             result.problems.append(f"stopped asking the model: {run.stopped}")
         _write_manifest(site_dir, result)
-        _publish(site_dir, out_dir)
+        replace_dir(site_dir, out_dir)  # the previous site, if any, goes with the staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return result
@@ -1059,22 +1058,6 @@ def _write_manifest(site_dir: Path, result: CoderResult) -> None:
         "style_guide": result.style.model_dump() if result.style else None,
     }
     atomic_write_text(path, dumps_json(manifest))
-
-
-def _publish(site_dir: Path, out_dir: Path) -> None:
-    """Move the finished site to ``out_dir``, swapping it with an old one in one step
-    where the platform allows."""
-    from webworld.render.site import _exchange  # the renderer's atomic directory swap
-
-    if out_dir.is_dir() and _exchange(site_dir, out_dir):
-        return  # site_dir now holds the previous site; the caller removes it
-    old = None
-    if out_dir.exists():
-        old = site_dir.parent / "previous"
-        os.replace(out_dir, old)
-    os.replace(site_dir, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 __all__ = ["CoderResult", "PageTemplate", "Palette", "StyleGuide", "code_site", "css_problems",
