@@ -132,10 +132,12 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
     for label, name, stage in (("before SFT (random init)", "eval-base", "eval before SFT"),
                                ("after SFT", "eval-sft", "eval after SFT"),
                                ("after SFT + RL (VESPO)", "eval-rl", "eval after RL")):
-        if stage not in stages.log:
+        records = read_results(work / f"{name}.jsonl")
+        if not records:
             rows.append(f"| {label} | not run yet | | | |")
             continue
-        records = read_results(work / f"{name}.jsonl")
+        if stage not in stages.log:
+            label += " (stopped part way; the rerun resumes it)"
         rate = Rate("heldout", len(records), sum(r["success"] for r in records))
         steps = sum(r["steps"] for r in records)
         syntax = sum(e["code"] == "syntax" for r in records for e in r["errors"])
