@@ -14,12 +14,14 @@ What is measured (wall time, ``time.perf_counter``):
 
 1. **Rollout**: ``play_batch`` of G=4 episodes on each of 4 task instances (compact
    observations), in the fast env and the live env (Chromium): policy tokens generated per
-   second, and the env's share of the rollout's time. Baseline: the same prompts answered by
-   transformers' own ``generate`` (sampling, ``output_scores`` for the log-probs).
+   second, and the env's share of the rollout's time. Baselines: the same prompts answered by
+   transformers' own ``generate`` (sampling, ``output_scores`` for the log-probs), and by our
+   engine without the shared system-prompt prefix (``share_prefix=False``).
 2. **Learner**: one update (VESPO) on the rollout's episodes, rewards set 0/1 alternately so
    every episode is learnt from: tokens (prompt + reply) per second of forward+backward.
-   Baseline: the same forward+backward with the LM head on every position (full logits, the
-   usual way), our learner runs it on reply positions only.
+   Baselines: the same forward+backward with the LM head on every position (full logits, the
+   usual way; our learner runs it on reply positions only), and ours without the shared
+   prefix.
 3. **A step's time split**: rollout (env / generation) and learning, for both envs.
 """
 
@@ -68,15 +70,16 @@ def hf_generate_rate(model, tokenizer, prompts, max_new: int) -> float:  # type:
     return int((new != tokenizer.pad_token_id).sum()) / seconds
 
 
-def full_logits_rate(model, episodes, pad_id: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """(ours, baseline) tokens/s of forward+backward of the log-probs of the replies."""
-    batch = turn_batch(episodes, pad_id)
-    tokens = int(batch.attention_mask.sum())
+def learner_rates(model, episodes, pad_id: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """Tokens/s of forward+backward of the replies' log-probs: ours, ours without the shared
+    prefix, full logits."""
     rates = []
-    for ours in (True, False):
+    for way in ("ours", "unshared", "full logits"):
+        batch = turn_batch(episodes, pad_id, share_prefix=way == "ours")
+        tokens = int(batch.attention_mask.sum())
         model.zero_grad(set_to_none=True)
         started = time.perf_counter()
-        if ours:
+        if way != "full logits":
             logps = reply_logps(model, batch)
         else:
             logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
@@ -84,7 +87,7 @@ def full_logits_rate(model, episodes, pad_id: int) -> tuple[float, float]:  # ty
             logps = logp[batch.rows, batch.positions - 1].gather(1, batch.targets[:, None])
         logps.sum().backward()
         rates.append(tokens / (time.perf_counter() - started))
-    return rates[0], rates[1]
+    return rates
 
 
 def main() -> None:
@@ -129,12 +132,17 @@ def main() -> None:
             prompts = [Turn(obs, info).messages() for obs, info in reset.values()]
         finally:
             vec.close()
-        started = time.perf_counter()
-        gens = engine.generate(prompts, torch.Generator().manual_seed(0))
-        ours_gen = sum(len(g.completion_ids) for g in gens) / (time.perf_counter() - started)
+        gen_rates = []
+        for share in (True, False):
+            engine.settings.share_prefix = share
+            started = time.perf_counter()
+            gens = engine.generate(prompts, torch.Generator().manual_seed(0))
+            gen_rates.append(sum(len(g.completion_ids) for g in gens)
+                             / (time.perf_counter() - started))
+        ours_gen, unshared_gen = gen_rates
         base_gen = hf_generate_rate(model, tokenizer, prompts, args.max_new_tokens)
-        ours_learn, base_learn = full_logits_rate(model, rows[0][1].episodes[:8],
-                                                  tokenizer.pad_token_id)
+        ours_learn, unshared_learn, base_learn = learner_rates(
+            model, rows[0][1].episodes[:8], tokenizer.pad_token_id)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -142,10 +150,14 @@ def main() -> None:
     table = Table(title=f"RL trainer, {args.model} policy on {args.device} ({load_note()})")
     for col in ("measure", "webworld", "baseline", "ratio"):
         table.add_column(col, justify="right" if col != "measure" else "left")
-    table.add_row("generation tokens/s (16 prompts)", f"{ours_gen:,.1f}", f"{base_gen:,.1f}",
-                  f"{ours_gen / base_gen:.2f}x")
-    table.add_row("learner fwd+bwd tokens/s", f"{ours_learn:,.0f}", f"{base_learn:,.0f}",
-                  f"{ours_learn / base_learn:.2f}x")
+    table.add_row("generation tokens/s (16 prompts) vs HF generate", f"{ours_gen:,.1f}",
+                  f"{base_gen:,.1f}", f"{ours_gen / base_gen:.2f}x")
+    table.add_row("  vs ours without the shared prefix", f"{ours_gen:,.1f}",
+                  f"{unshared_gen:,.1f}", f"{ours_gen / unshared_gen:.2f}x")
+    table.add_row("learner fwd+bwd tokens/s vs full logits", f"{ours_learn:,.0f}",
+                  f"{base_learn:,.0f}", f"{ours_learn / base_learn:.2f}x")
+    table.add_row("  vs ours without the shared prefix", f"{ours_learn:,.0f}",
+                  f"{unshared_learn:,.0f}", f"{ours_learn / unshared_learn:.2f}x")
     console.print(table)
     split = Table(title="a training step (16 episodes, G=4): where the time goes")
     for col in ("env", "rollout s", "env share of rollout", "rollout tokens/s", "learn s",

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from webworld.train.prefix import prefix_cache, shared_prefix
+
 
 @dataclass
 class TurnRecord:
@@ -54,10 +56,15 @@ class TurnBatch:
     positions: torch.Tensor            # (N,) column of each reply token
     targets: torch.Tensor              # (N,) the reply token ids
     lengths: list[int]                 # reply tokens per episode (sums to N)
+    shared: int = 0                    # leading tokens every row has (computed once), or 0
 
 
-def turn_batch(episodes: list[EpisodeRecord], pad_id: int) -> TurnBatch:
+def turn_batch(episodes: list[EpisodeRecord], pad_id: int, share_prefix: bool = True
+               ) -> TurnBatch:
     turns = [t for ep in episodes for t in ep.turns]
+    # the token before the first reply token predicts it, so that one is never shared
+    shared = shared_prefix([t.prompt_ids for t in turns],
+                           min(len(t.prompt_ids) for t in turns) - 1) if share_prefix else 0
     width = max(len(t.prompt_ids) + len(t.completion_ids) for t in turns)
     ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(turns), width), dtype=torch.long)
@@ -71,18 +78,27 @@ def turn_batch(episodes: list[EpisodeRecord], pad_id: int) -> TurnBatch:
         positions += range(start, start + len(t.completion_ids))
     rows_t, pos_t = torch.tensor(rows, dtype=torch.long), torch.tensor(positions, dtype=torch.long)
     return TurnBatch(ids, attention, rows_t, pos_t, ids[rows_t, pos_t],
-                     [ep.policy_tokens for ep in episodes])
+                     [ep.policy_tokens for ep in episodes], shared)
 
 
 def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
     """(N,) log pi(token) of every reply token, in :class:`TurnBatch` order.
 
     The LM head runs only on the positions that predict reply tokens (a vocabulary-wide
-    row for every prompt token would be most of the memory)."""
+    row for every prompt token would be most of the memory); a prefix all rows share runs
+    once (:mod:`webworld.train.prefix`)."""
     device = next(model.parameters()).device
-    hidden = model.get_decoder()(input_ids=batch.input_ids.to(device),
-                                 attention_mask=batch.attention_mask.to(device)).last_hidden_state
-    before = hidden[batch.rows.to(device), batch.positions.to(device) - 1]  # (N, H) predicts token
+    ids, attention = batch.input_ids.to(device), batch.attention_mask.to(device)
+    shared, decoder = batch.shared, model.get_decoder()
+    if shared:
+        cache = prefix_cache(model, ids[:1, :shared], len(ids))
+        columns = torch.arange(shared, ids.shape[1], device=device)[None].expand(len(ids), -1)
+        hidden = decoder(input_ids=ids[:, shared:], attention_mask=attention, position_ids=columns,
+                         past_key_values=cache, use_cache=True).last_hidden_state  # (R, S-shared, H)
+    else:
+        hidden = decoder(input_ids=ids, attention_mask=attention).last_hidden_state
+    # (N, H): the hidden state before each reply token predicts it
+    before = hidden[batch.rows.to(device), batch.positions.to(device) - 1 - shared]
     logits = model.get_output_embeddings()(before).float() / (temperature or 1.0)
     return torch.log_softmax(logits, -1).gather(1, batch.targets.to(device)[:, None]).squeeze(1)
 

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import torch
 
+from webworld.train.prefix import prefix_cache, shared_prefix
+
 
 @dataclass
 class Generation:
@@ -42,6 +44,7 @@ class SamplingSettings:
     max_new_tokens: int = 48
     temperature: float = 1.0          # 0: greedy (log-probs are then of the T=1 policy)
     batch_size: int = 16              # prompts per forward pass
+    share_prefix: bool = True         # run the prompts' common prefix once per batch
 
 
 class TransformersEngine:
@@ -84,17 +87,24 @@ class TransformersEngine:
         from transformers import DynamicCache
 
         device, rows = self.device, len(prompts)
-        width = max(len(p) for p in prompts)
+        # every row keeps at least one token of its own: its last position gives the logits
+        shared = shared_prefix(prompts, min(len(p) for p in prompts) - 1) \
+            if self.settings.share_prefix else 0
+        width = max(len(p) for p in prompts) - shared
         ids = torch.full((rows, width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((rows, width), dtype=torch.long)
+        attention = torch.zeros((rows, shared + width), dtype=torch.long)
+        attention[:, :shared] = 1
         for r, p in enumerate(prompts):  # left padding: every prompt ends at the same column
-            ids[r, width - len(p):] = torch.tensor(p)
-            attention[r, width - len(p):] = 1
+            own = p[shared:]
+            ids[r, width - len(own):] = torch.tensor(own)
+            attention[r, shared + width - len(own):] = 1
         ids, attention = ids.to(device), attention.to(device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache()
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)[:, shared:]
+        cache = prefix_cache(self.model, ids.new_tensor([prompts[0][:shared]]), rows) \
+            if shared else DynamicCache(config=self.model.config)
         logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions,
-                            past_key_values=cache, use_cache=True).logits[:, -1, :]
+                            past_key_values=cache, use_cache=True,
+                            logits_to_keep=1).logits[:, -1, :]
         stops = torch.tensor(self.stop_ids, device=device)
         done = torch.zeros(rows, dtype=torch.bool, device=device)
         tokens, logps = [], []
