@@ -35,6 +35,9 @@ THEMES = ["online bookstore", "flight booking", "hotel booking", "online bank", 
           "music streaming", "news portal", "public library", "support desk", "fitness gym"]
 
 
+READING = "<!-- the reading below is written by hand; the script keeps it -->"
+
+
 class Stages:
     """Runs `webworld` commands once each, logging command and wall time to stages.json."""
 
@@ -130,9 +133,13 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
     rows = ["| policy | held-out episodes | success [95% CI] | mean steps | unparsable steps |",
             "|---|---|---|---|---|"]
     for label, name, stage in (("before SFT (random init)", "eval-base", "eval before SFT"),
+                               ("after 1 SFT epoch (an earlier, shorter run)", "eval-sft-1epoch",
+                                "eval after SFT (1 epoch)"),
                                ("after SFT", "eval-sft", "eval after SFT"),
                                ("after SFT + RL (VESPO)", "eval-rl", "eval after RL")):
         records = read_results(work / f"{name}.jsonl")
+        if not records and name == "eval-sft-1epoch":
+            continue
         if not records:
             rows.append(f"| {label} | not run yet | | | |")
             continue
@@ -159,7 +166,8 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
         "the held-out archetypes); compact observations; held-out suite: "
         "`webworld/eval/heldout.json` (live sites in Chromium).", "",
         *rows, "",
-        f"SFT: {sft.get('steps')} steps, train loss {sft.get('train_loss')}, validation loss per "
+        f"SFT: {sft.get('steps')} steps, train loss {sft.get('train_loss', 0):.3f}, validation "
+        f"loss per "
         f"epoch {', '.join(f'{v:.3f}' for v in sft.get('validation_losses', []))}.", "",
         f"RL (fast env, training worlds): success rate of the rollouts, first 5 batches "
         f"{mean(first, 'success_rate'):.3f}, last 5 batches {mean(last, 'success_rate'):.3f} "
@@ -168,8 +176,11 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
         "copied to `docs/train_vespo_curves.png`.", "",
         "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {s['wall']:.0f} | `{s['command']}` |" for name, s in stages.log.items()],
-        ""]
-    args.out.write_text("\n".join(lines), encoding="utf-8")
+        "", READING]
+    # what a person wrote under the marker (the reading of the numbers) survives a rewrite
+    earlier = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+    reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
+    args.out.write_text("\n".join(lines) + reading, encoding="utf-8")
     curves = work / "rl" / "curves.png"
     if curves.is_file():
         (args.out.parent / "train_vespo_curves.png").write_bytes(curves.read_bytes())

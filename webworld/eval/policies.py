@@ -94,11 +94,13 @@ def smollm2_gguf() -> Path:
 
 
 class HFPolicy(Policy):
-    """A transformers causal LM; all slots that wait are answered in one ``generate``."""
+    """A transformers causal LM, greedy; all slots that wait are answered in one batch."""
 
     def __init__(self, path: str, *, device: str | None = None, max_new_tokens: int = 64) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from webworld.train.engine import SamplingSettings, TransformersEngine
 
         self.name = f"hf:{path}"
         source, extra = self._source(path)
@@ -111,12 +113,11 @@ class HFPolicy(Policy):
                              f"{str(exc).splitlines()[0]}") from None
         if self.tokenizer.chat_template is None:
             raise UsageError(f"{path}: the tokenizer has no chat template")
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
-        self.max_new_tokens = max_new_tokens
+        # the trainer's engine: batched, the shared system prompt run once per batch
+        self.engine = TransformersEngine(self.model, self.tokenizer, SamplingSettings(
+            max_new_tokens=max_new_tokens, temperature=0.0))
 
     @staticmethod
     def _source(path: str) -> tuple[str, dict[str, Any]]:
@@ -132,20 +133,12 @@ class HFPolicy(Policy):
         import torch
 
         slots = list(turns)
-        prompts = [self.tokenizer.apply_chat_template(turns[i].messages(), tokenize=False,
-                                                      add_generation_prompt=True) for i in slots]
-        batch = self.tokenizer(prompts, return_tensors="pt", padding=True,
-                               add_special_tokens=False).to(self.device)
-        with torch.inference_mode():
-            out = self.model.generate(**batch, max_new_tokens=self.max_new_tokens,
-                                      do_sample=False, pad_token_id=self.tokenizer.pad_token_id)
-        new = out[:, batch["input_ids"].shape[1]:]
-        replies = {}
-        for row, slot in enumerate(slots):
-            tokens = [t for t in new[row].tolist() if t != self.tokenizer.pad_token_id]
-            replies[slot] = Reply(self.tokenizer.decode(tokens, skip_special_tokens=True),
-                                  int(batch["attention_mask"][row].sum()), len(tokens))
-        return replies
+        # greedy: the generator is never drawn from
+        generations = self.engine.generate([turns[i].messages() for i in slots],
+                                           torch.Generator())
+        return {slot: Reply(g.text, len(g.prompt_ids), len(g.completion_ids))
+                for slot, g in zip(slots, generations, strict=True)}
+
 
 class OpenAIPolicy(Policy):
     """A model behind an OpenAI-compatible endpoint (settings as for the agents:
