@@ -43,6 +43,7 @@ def run_one(args: argparse.Namespace, algo: str, setting: str, flags: list[str])
     command = ["train", "rl", "--algo", algo, "--model", rel(args.policy), "--worlds",
                rel(args.worlds), "--env", "fast", "--out", rel(out), "--steps", str(args.steps),
                "--tasks", str(args.tasks), "-G", "4", "--lr", str(args.lr), "--seed", str(args.seed),
+               "--from-goal", str(args.from_goal), "--temperature", str(args.temperature),
                "--checkpoint-every", "5", *flags]
     done = out / "model" / "config.json"
     log = out / "experiment.json"
@@ -66,9 +67,12 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "staleness")
     parser.add_argument("--policy", type=Path, default=ROOT / "runs/train_vespo/sft/model")
     parser.add_argument("--worlds", type=Path, default=ROOT / "runs/train_vespo/worlds")
-    parser.add_argument("--steps", type=int, default=10, help="rollout batches per run")
-    parser.add_argument("--tasks", type=int, default=4, help="task instances per batch (x G=4)")
-    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--steps", type=int, default=8, help="rollout batches per run")
+    parser.add_argument("--temperature", type=float, default=0.5)
+    parser.add_argument("--from-goal", type=int, default=2,
+                        help="episodes start this many steps before the goal (0: whole tasks)")
+    parser.add_argument("--tasks", type=int, default=8, help="task instances per batch (x G=4)")
+    parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parallel", type=int, default=1)
     args = parser.parse_args()
@@ -80,9 +84,25 @@ def main() -> None:
     write_report(args, results)
 
 
-def final_success(rows: list[dict], last: int = 4) -> float:
+def final_success(rows: list[dict], last: int) -> float:
     tail = rows[-last:]
     return sum(r["success_rate"] for r in tail) / max(len(tail), 1)
+
+
+def mean_stat(rows: list[dict], key: str) -> str:
+    """Mean of a loss statistic over the batches that learnt anything ('-' if none did)."""
+    values = [r[key] for r in rows if r.get("learned_episodes") and key in r]
+    return f"{sum(values) / len(values):.3f}" if values else "-"
+
+
+def cell_table(results: list[dict], cell) -> list[str]:  # type: ignore[no-untyped-def]
+    table = ["| algorithm | " + " | ".join(s for s, _ in SETTINGS) + " |",
+             "|---|" + "---|" * len(SETTINGS)]
+    for algo in ALGOS:
+        cells = [cell(next(x for x in results if x["algo"] == algo and x["setting"] == setting))
+                 for setting, _ in SETTINGS]
+        table.append(f"| {algo} | " + " | ".join(cells) + " |")
+    return table
 
 
 def write_report(args: argparse.Namespace, results: list[dict]) -> None:
@@ -94,15 +114,15 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
     import matplotlib.pyplot as plt
 
     start = results[0]["rows"][0]["success_rate"] if results[0]["rows"] else 0.0
-    table = ["| algorithm | " + " | ".join(s for s, _ in SETTINGS) + " |",
-             "|---|" + "---|" * len(SETTINGS)]
-    for algo in ALGOS:
-        cells = []
-        for setting, _ in SETTINGS:
-            r = next(x for x in results if x["algo"] == algo and x["setting"] == setting)
-            lag = max((row["lag_max"] for row in r["rows"]), default=0)
-            cells.append(f"{final_success(r['rows']):.3f}" + (f" (lag {lag})" if lag else ""))
-        table.append(f"| {algo} | " + " | ".join(cells) + " |")
+    last = max(args.steps // 2, 1)
+
+    def success(r: dict) -> str:
+        lag = max((row["lag_max"] for row in r["rows"]), default=0)
+        return f"{final_success(r['rows'], last):.3f}" + (f" (lag {lag})" if lag else "")
+
+    table = cell_table(results, success)
+    ess = cell_table(results, lambda r: mean_stat(r["rows"], "ess"))
+    drift = cell_table(results, lambda r: mean_stat(r["rows"], "log_ratio_abs_max"))
     fig, axes = plt.subplots(1, len(SETTINGS), figsize=(16, 3.8), sharey=True)
     for ax, (setting, _) in zip(axes, SETTINGS):
         for algo in ALGOS:
@@ -126,10 +146,19 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
              f"{args.seed}) on {platform.machine()} CPU ({os.cpu_count()} cores); fast env on the "
              f"training worlds of `experiments/train_vespo.py`; every run starts from its SFT "
              f"policy; {args.steps} rollout batches of {args.tasks} task instances x G=4 episodes, lr "
-             f"{args.lr}. Cell: mean rollout success rate over the last 4 batches (the first "
+             f"{args.lr}, sampling temperature {args.temperature}; each episode starts "
+             f"{args.from_goal} steps before the goal of its "
+             f"verified path (`--from-goal {args.from_goal}`; the policy has "
+             f"{2 * args.from_goal} turns), because from the start the SFT policy never "
+             "succeeds and every advantage is 0 (at temperature 1 its replies are mostly noise). "
+             f"Cell: mean rollout success rate over the last {last} batches (the first "
              f"batch, before any update, had {start:.3f}). N = optimiser steps per rollout "
              "batch; async K=4: rollouts played by the policy 4 versions behind the learner.",
              "", *table, "", "![success per rollout batch](staleness.png)", "",
+             "How far the learner's policy drifted from the one that played: normalised "
+             "effective sample size of the sequence weights W = pi/mu (1 = on-policy), mean over "
+             "the batches with a nonzero advantage:", "", *ess, "",
+             "and the largest token |log pi/mu| (mean over those batches):", "", *drift, "",
              f"Wall time of all {len(results)} runs: {wall:.0f} s ({args.parallel} at once).", "",
              "Commands:", "", *[f"    {r['command']}" for r in results], ""]
     (docs / "staleness.md").write_text("\n".join(lines), encoding="utf-8")

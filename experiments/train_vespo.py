@@ -73,6 +73,8 @@ def main() -> None:
     parser.add_argument("--sft-epochs", type=float, default=8.0)
     parser.add_argument("--rl-steps", type=int, default=30)
     parser.add_argument("--rl-tasks", type=int, default=4, help="task instances per batch (x G=4)")
+    parser.add_argument("--rl-from-goal", type=int, default=2,
+                        help="RL episodes start this many steps before the goal (0: whole tasks)")
     parser.add_argument("--eval-episodes", type=int, default=1)
     parser.add_argument("--table-only", action="store_true", help="write docs from what ran")
     args = parser.parse_args()
@@ -116,7 +118,8 @@ def main() -> None:
     rl_args = ["train", "rl", "--algo", "vespo", "--model", rel(sft / "model"), "--worlds",
                rel(worlds), "--env", "fast", "--out", rel(rl), "--steps",
                str(3 if args.quick else args.rl_steps), "--tasks", str(args.rl_tasks), "-G", "4", "-N", "2",
-               "--lr", "1e-4", "--seed", str(args.seed), "--checkpoint-every", "5"]
+               "--lr", "3e-4", "--seed", str(args.seed), "--checkpoint-every", "5",
+               "--from-goal", str(args.rl_from_goal), "--temperature", "0.5"]
     if (rl / "checkpoints").is_dir():
         rl_args.append("--resume")
     stages.run("RL (VESPO)", rl_args, rl / "model")

@@ -29,7 +29,7 @@ from webworld.train.engine import SamplingSettings, TransformersEngine
 from webworld.train.learner import Learner
 from webworld.train.loop import RLRun
 from webworld.train.models import load_policy
-from webworld.train.rollout import make_vector_env, plan_batch, play_batch
+from webworld.train.rollout import lead_in, make_vector_env, plan_batch, play_batch
 
 ALGOS = ("vespo", "gspo", "gspo-token", "grpo", "sapo")
 
@@ -97,6 +97,31 @@ def test_the_learner_scores_reply_tokens_only_with_the_samplers_log_probs(lab: B
     seqs, mask = episode_sequences(learner, tb.lengths)
     assert mask.sum(1).tolist() == [e.policy_tokens for e in episodes]
     assert seqs[mask == 0].abs().sum() == 0
+
+
+def test_from_goal_starts_k_steps_before_the_goal(flight: Built) -> None:
+    """The lead-in replays the verified path up to K steps before the goal: the path's last K
+    actions then succeed, and a policy gets 2K turns."""
+    worlds = flight.worlds()
+    planned = plan_batch(worlds.instances(None), 1, 0, 2, 1)
+    vec = make_vector_env(worlds, "fast", None, 2, "compact", None)
+    try:
+        starting = dict(enumerate(planned))
+        reset = vec.reset_slots({i: p.task for i, p in starting.items()},
+                                {i: p.seed for i, p in starting.items()})
+        turns = lead_in(vec, starting, reset, 1)
+        paths = {i: p.task.oracle[0] for i, p in starting.items()}
+        assert all(turns[i].history == list(paths[i][:-1]) for i in paths)
+        assert all(paths[i][-2] in turns[i].messages()[1]["content"] for i in paths)
+        last = vec.step_slots({i: path[-1] for i, path in paths.items()})
+        assert all(info["success"] and terminated for _o, _r, terminated, _t, info in last.values())
+
+        model, tokenizer = load_policy("tiny", seed=0)
+        engine = TransformersEngine(model, tokenizer, SamplingSettings(max_new_tokens=8))
+        batch = play_batch(vec, engine, planned, 1, 0, from_goal=2)
+        assert len(batch.episodes) == 2 and all(1 <= len(e.turns) <= 4 for e in batch.episodes)
+    finally:
+        vec.close()
 
 
 def test_a_group_of_equal_rewards_is_not_computed() -> None:

@@ -71,7 +71,11 @@ def rl_cmd(
                                     help="Optimiser steps per rollout batch."),
     async_lag: int = typer.Option(None, "--async", help="Rollouts run ahead by up to K versions."),
     envs: int = typer.Option(None, "--envs", help="Episodes played at once."),
+    from_goal: int = typer.Option(None, "--from-goal", help="Start K steps before the goal "
+                                  "(the verified path replayed up to there); 0: whole tasks."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens"),
+    temperature: float = typer.Option(None, "--temperature", help="Sampling temperature (the "
+                                      "policy trained is the tempered one)."),
     learning_rate: float = typer.Option(None, "--lr"),
     seed: int = typer.Option(None, "--seed"),
     device: str = typer.Option(None, "--device", help="auto, cpu or cuda"),
@@ -88,7 +92,8 @@ def rl_cmd(
         "algo": algo, "model": model, "worlds": worlds, "split": split, "env": env,
         "observation": observation, "out": run_dir, "steps": steps,
         "tasks_per_step": tasks_per_step, "group_size": group_size, "minibatches": minibatches,
-        "async_lag": async_lag, "envs": envs, "max_new_tokens": max_new_tokens,
+        "async_lag": async_lag, "envs": envs, "from_goal": from_goal,
+        "max_new_tokens": max_new_tokens, "temperature": temperature,
         "learning_rate": learning_rate, "seed": seed, "device": device,
         "checkpoint_every": checkpoint_every}
     config = load_rl_config(config_file, dict(flags))

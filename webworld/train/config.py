@@ -45,6 +45,10 @@ class RLConfig(BaseModel):
     envs: int = Field(16, ge=1, description="episodes played at once")
     max_episode_steps: int | None = Field(None, ge=1, description="default: twice the shortest "
                                                                   "path")
+    from_goal: int = Field(0, ge=0, description="start each episode this many steps before the "
+                           "goal (the verified path is replayed up to there; a reverse "
+                           "curriculum) and end it after twice as many policy turns; 0: the "
+                           "whole task")
     max_new_tokens: int = Field(48, ge=1, description="tokens per reply")
     temperature: float = Field(1.0, gt=0, description="sampling temperature")
     learning_rate: float = Field(3e-4, gt=0)

@@ -127,7 +127,8 @@ class RLRun:
     def _sync_batches(self, vec: Any):
         for index in range(self.start_step + 1, self.config.steps + 1):
             self.engine.version = self.learner.version
-            yield play_batch(vec, self.engine, self._plan(index), index, self.config.seed), 0.0
+            yield play_batch(vec, self.engine, self._plan(index), index, self.config.seed,
+                             self.config.from_goal), 0.0
 
     def _async_batches(self, vec: Any):
         """Batches from a rollout thread running up to K versions ahead of the learner."""
@@ -157,7 +158,7 @@ class RLRun:
                     self.engine.load_weights(weights, wanted)
                 sync_seconds = time.perf_counter() - sync_started
                 ready.put((play_batch(vec, self.engine, self._plan(index), index,
-                                      self.config.seed), sync_seconds))
+                                      self.config.seed, self.config.from_goal), sync_seconds))
         except BaseException as exc:  # the learner raises it in the main thread
             ready.put(exc)
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from webworld.errors import UsageError
 from webworld.eval.policies import Turn
 from webworld.rl.tasks import TaskInstance, WorldSet
 from webworld.train.batch import EpisodeRecord, TurnRecord
@@ -62,15 +63,38 @@ def make_vector_env(worlds: WorldSet, env: str, split: str | None, num_envs: int
     return FastVectorEnv(num_envs, worlds=worlds, split=split, **settings)
 
 
+def lead_in(vec: Any, starting: dict[int, Planned], reset: dict[int, tuple[dict, dict]],
+            from_goal: int) -> dict[int, Turn]:
+    """Each slot's first turn: after reset, or with ``from_goal`` K after replaying its
+    verified path up to K steps before the goal (those steps are in the prompt's history,
+    as the dataset shows them)."""
+    turns = {i: Turn(obs, info, []) for i, (obs, info) in reset.items()}
+    if not from_goal:
+        return turns
+    paths = {}
+    for i, p in starting.items():
+        if not p.task.oracle:
+            raise UsageError(f"--from-goal needs verified trajectories; {p.task.id} has none "
+                             "(run `webworld verify`)")
+        path = p.task.oracle[0]
+        paths[i] = path[:max(len(path) - from_goal, 0)]
+    for k in range(max(len(path) for path in paths.values())):
+        stepped = vec.step_slots({i: path[k] for i, path in paths.items() if k < len(path)})
+        for i, (obs, _reward, _terminated, _truncated, info) in stepped.items():
+            turns[i] = Turn(obs, info, [*turns[i].history, obs["last_action"]])
+    return turns
+
+
 @dataclass
 class _Playing:
     record: EpisodeRecord
     turn: Turn
 
 
-def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, seed: int
-               ) -> RolloutBatch:
-    """Play every planned episode, ``vec.num_envs`` at a time."""
+def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, seed: int,
+               from_goal: int = 0) -> RolloutBatch:
+    """Play every planned episode, ``vec.num_envs`` at a time; with ``from_goal`` K, each
+    starts K steps before the goal of its verified path and has 2K policy turns."""
     started, env_seconds = time.perf_counter(), 0.0
     generator = torch.Generator().manual_seed(int(np.random.default_rng([seed, index, 1])
                                                   .integers(2**63)))
@@ -83,11 +107,11 @@ def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, see
             t0 = time.perf_counter()
             reset = vec.reset_slots({i: p.task for i, p in starting.items()},
                                     {i: p.seed for i, p in starting.items()})
+            turns = lead_in(vec, starting, reset, from_goal)
             env_seconds += time.perf_counter() - t0
-            for i, (obs, info) in reset.items():
+            for i, turn in turns.items():
                 p = starting[i]
-                playing[i] = _Playing(EpisodeRecord(p.task.id, p.group, p.seed, version),
-                                      Turn(obs, info, []))
+                playing[i] = _Playing(EpisodeRecord(p.task.id, p.group, p.seed, version), turn)
         slots = sorted(playing)
         replies = engine.generate([playing[i].turn.messages() for i in slots], generator)
         t0 = time.perf_counter()
@@ -100,7 +124,7 @@ def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, see
             ep.record.errors += bool(info.get("error_code"))
             ep.record.reward = float(reward)
             ep.turn = Turn(obs, info, [*ep.turn.history, obs["last_action"]])
-            if terminated or truncated:
+            if terminated or truncated or len(ep.record.turns) == 2 * from_goal:
                 ep.record.success = bool(info.get("success", reward > 0))
                 done.append(ep.record)
                 del playing[i]
