@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from tests.rl.conftest import Built
+from webworld.errors import UsageError
 from webworld.train.batch import (
     EpisodeRecord,
     TurnRecord,
@@ -122,6 +123,13 @@ def test_from_goal_starts_k_steps_before_the_goal(flight: Built) -> None:
         assert len(batch.episodes) == 2 and all(1 <= len(e.turns) <= 4 for e in batch.episodes)
     finally:
         vec.close()
+    short = make_vector_env(worlds, "fast", None, 2, "compact", 1)  # a 1-step limit
+    try:
+        reset = short.reset_slots({0: planned[0].task}, {0: 0})
+        with pytest.raises(UsageError, match="raise --max-episode-steps"):
+            lead_in(short, {0: planned[0]}, reset, 1)
+    finally:
+        short.close()
 
 
 def test_a_group_of_equal_rewards_is_not_computed() -> None:

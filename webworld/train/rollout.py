@@ -80,7 +80,11 @@ def lead_in(vec: Any, starting: dict[int, Planned], reset: dict[int, tuple[dict,
         paths[i] = path[:max(len(path) - from_goal, 0)]
     for k in range(max(len(path) for path in paths.values())):
         stepped = vec.step_slots({i: path[k] for i, path in paths.items() if k < len(path)})
-        for i, (obs, _reward, _terminated, _truncated, info) in stepped.items():
+        for i, (obs, _reward, terminated, truncated, info) in stepped.items():
+            if terminated or truncated:  # a step limit shorter than the replayed path
+                raise UsageError(f"{starting[i].task.id}: the episode ended while replaying "
+                                 f"its verified path to {from_goal} steps before the goal "
+                                 "(raise --max-episode-steps or --from-goal)")
             turns[i] = Turn(obs, info, [*turns[i].history, obs["last_action"]])
     return turns
 
