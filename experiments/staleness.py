@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from train_vespo import write_keeping_reading  # noqa: E402  (experiments/ is on the path)
+
 from webworld.fsio import atomic_write_bytes, atomic_write_json  # noqa: E402
 
 ALGOS = ("vespo", "gspo", "grpo", "sapo")
@@ -161,7 +163,7 @@ def write_report(args: argparse.Namespace, results: list[dict]) -> None:
              "and the largest token |log pi/mu| (mean over those batches):", "", *drift, "",
              f"Wall time of all {len(results)} runs: {wall:.0f} s ({args.parallel} at once).", "",
              "Commands:", "", *[f"    {r['command']}" for r in results], ""]
-    (docs / "staleness.md").write_text("\n".join(lines), encoding="utf-8")
+    write_keeping_reading(docs / "staleness.md", "\n".join(lines))
     print(f"wrote {docs / 'staleness.md'}")
 
 

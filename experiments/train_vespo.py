@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from webworld.eval.results import Rate, read_results  # noqa: E402
-from webworld.fsio import atomic_write_json  # noqa: E402
+from webworld.fsio import atomic_write_bytes, atomic_write_json  # noqa: E402
 
 # training themes: one per archetype, none of the held-out archetypes (coworking,
 # government_form, pet_adoption: webworld/eval/heldout.json)
@@ -36,6 +36,14 @@ THEMES = ["online bookstore", "flight booking", "hotel booking", "online bank", 
 
 
 READING = "<!-- the reading below is written by hand; the script keeps it -->"
+
+
+def write_keeping_reading(path: Path, generated: str) -> None:
+    """Write a doc's generated part; what a person wrote under :data:`READING` (the reading
+    of the numbers) survives the rewrite."""
+    earlier = path.read_text(encoding="utf-8") if path.is_file() else ""
+    reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
+    atomic_write_bytes(path, (generated + READING + reading).encode())
 
 
 class Stages:
@@ -179,11 +187,8 @@ def write_table(args: argparse.Namespace, stages: Stages, themes: list[str]) -> 
         "copied to `docs/train_vespo_curves.png`.", "",
         "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {s['wall']:.0f} | `{s['command']}` |" for name, s in stages.log.items()],
-        "", READING]
-    # what a person wrote under the marker (the reading of the numbers) survives a rewrite
-    earlier = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-    reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
-    args.out.write_text("\n".join(lines) + reading, encoding="utf-8")
+        ""]
+    write_keeping_reading(args.out, "\n".join(lines))
     curves = work / "rl" / "curves.png"
     if curves.is_file():
         (args.out.parent / "train_vespo_curves.png").write_bytes(curves.read_bytes())
