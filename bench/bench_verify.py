@@ -26,8 +26,9 @@ Playwright and Chromium, opening the contexts, replaying, closing):
      ground truth. ``on goal page`` only compares the final ``page.url`` string with the
      candidate's last page (no browser round trip): a sanity check that it did the work.
    * ``verifier``: ``verify_jobs`` with that many workers on fresh output folders (nothing
-     skipped): per gesture an observation (DOM walk + PNG screenshot), target resolution,
-     the action, and after every GUI step a ground-truth read over HTTP; records and
+     skipped): per gesture an observation (DOM walk + PNG screenshot of the viewport,
+     ``webworld.browser.capture.capture_png``, asked for at once), target resolution, the
+     action, and after every GUI step a ground-truth read over HTTP; records and
      screenshots written to disk.
 
    Columns: ``traj/s`` = candidates / wall s; ``actions/s`` = browser gestures / wall s
@@ -37,11 +38,16 @@ Playwright and Chromium, opening the contexts, replaying, closing):
    ``browser cpu/wall`` = CPU of the reaped child processes (Playwright's node driver +
    Chromium, ``RUSAGE_CHILDREN``) / wall. On 2 cores the sum of both cannot exceed 200%.
    ``verifier / bare`` = verifier wall / bare wall at the same number of contexts (how many
-   times longer the verifier takes). One extra verifier row runs with
-   ``ReplayConfig(screenshots=False)`` at 4 contexts: what screenshots cost.
+   times longer the verifier takes; the verifier's rate is 1 / that of the bare one's).
+   One extra verifier row runs with ``ReplayConfig(screenshots=False)`` at 4 contexts:
+   what screenshots cost. ``PNG MB``: the screenshots the run wrote. 1b: the speed-up
+   from more contexts, and ``verifier rate / bare rate`` (= bare wall / verifier wall:
+   the verifier's speed as a fraction of bare Playwright's).
 2. Where the time goes, 1 context (so time spans do not overlap): the bare script and the
    verifier run once more with timers. The verifier is timed by wrapping (in this process
-   only, restored afterwards) ``observe`` (split into its DOM walk and ``page.screenshot``),
+   only, restored afterwards) ``observe`` (split into its DOM walk and the screenshot,
+   ``BrowserTab.screenshot``, run one after the other here so each has a span, where the
+   untimed runs overlap them),
    ``BrowserTab.act`` (the rules, scrolling, hit test and pointer moves), its gesture (per
    action name) and wait for a page load, ``BrowserTab.goto``, ``Replay._open / _resolve /
    _record``,
@@ -370,11 +376,13 @@ def instrumented(timers: Timers) -> Iterator[None]:
     record, state, reset, act = Replay._record, Truth.state, Truth.reset, Tab.act
 
     async def observe(self, *, screenshot=False):  # type: ignore[no-untyped-def]
+        # BrowserTab.observe() asks for the walk and the capture at once; here one after
+        # the other, so that each has its own span
         with timers.span("observe: DOM walk (evaluate)"):
             seen = await original_observe(self, screenshot=False)
-        if screenshot:  # exactly what BrowserTab.observe() does after its DOM walk
-            with timers.span("observe: screenshot (PNG)"):
-                seen.screenshot = await self.page.screenshot(type="png")
+        if screenshot:
+            with timers.span("observe: screenshot (capture_png)"):
+                seen.screenshot = await self.screenshot()
         return seen
 
     async def _act(self, action, seen):  # type: ignore[no-untyped-def]
@@ -613,7 +621,7 @@ def throughput_table(pairs: list[tuple[Run, Run | None]], extra: list[Run],
 def scaling_table(bare_at: dict[int, Run], verifier_at: dict[int, Run]) -> Table:
     table = Table(title="1b. Scaling with contexts (speed-up = traj/s / traj/s at 1 context)")
     for name in ("contexts", "bare traj/s", "bare speed-up", "verifier traj/s",
-                 "verifier speed-up", "verifier / bare"):
+                 "verifier speed-up", "verifier / bare (wall)", "verifier rate / bare rate"):
         table.add_column(name, justify="right")
     b1, v1 = bare_at.get(1), verifier_at.get(1)
     for n in sorted(set(bare_at) | set(verifier_at)):
@@ -622,7 +630,8 @@ def scaling_table(bare_at: dict[int, Run], verifier_at: dict[int, Run]) -> Table
                       f"{b1.wall / b.wall:.2f}x" if b and b1 else "-",
                       rate(v.candidates, v.wall) if v else "-",
                       f"{v1.wall / v.wall:.2f}x" if v and v1 else "-",
-                      f"{v.wall / b.wall:.2f}x" if b and v else "-")
+                      f"{v.wall / b.wall:.2f}x" if b and v else "-",
+                      f"{b.wall / v.wall:.2f}x" if b and v else "-")
     return table
 
 

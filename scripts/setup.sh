@@ -28,6 +28,13 @@ if [ -z "${WEBWORLD_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
     fi
 fi
 
+# The Ray tests run a local cluster in a loopback-only network namespace: `ip` brings up its lo.
+case ",$extra," in
+    *,dev,*) if ! command -v ip >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+                 apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
+             fi ;;
+esac
+
 stamp=".venv/.webworld-installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e ".${extra:+[$extra]}"

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import datasets
 import huggingface_hub
+import numpy as np
 import pytest
 import yaml
 from PIL import Image
 from trl.data_utils import is_conversational
 
-from tests.data.factory import WORLDS, dump, make_traj_root, make_trajectory, write_png
+from tests.data.factory import (
+    FAST_PNG_WORLDS,
+    WORLDS,
+    dump,
+    make_traj_root,
+    make_trajectory,
+    write_png,
+)
 from webworld.browser.observe import compact_text
-from webworld.data.export import ExportSummary, export_dataset, load_sft_dataset
+from webworld.data import export as export_mod
+from webworld.data.export import ExportSummary, export_dataset, load_sft_dataset, load_steps
 from webworld.data.prompting import parse_reply
 from webworld.data.reading import RecordError
 from webworld.errors import UsageError, WebworldError
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
@@ -73,23 +85,46 @@ def test_no_world_in_two_splits(exported) -> None:
     assert sorted(len(s.worlds) for s in summary.splits.values()) == [1, 1, 1]
 
 
-def test_load_from_disk_decodes_screenshots(exported) -> None:
-    _, out, _, summary = exported
-    hf = datasets.load_from_disk(str(out / "hf"))
-    assert set(hf) == {"train", "validation", "test"}
-    assert {s: hf[s].num_rows for s in hf} == {s: summary.splits[s].steps for s in hf}
-    assert isinstance(hf["train"].features["screenshot"], datasets.Image)
-    for split in hf:
-        for row in hf[split].select(range(min(4, hf[split].num_rows))):
+def _pixels(image: Image.Image | Path) -> np.ndarray:
+    with Image.open(image) if isinstance(image, Path) else contextlib.nullcontext(image) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def _source(traj_root: Path, by_id: dict, row: dict) -> Path:
+    """The verifier's screenshot of a step row (or SFT record) of the export."""
+    traj = by_id[row["trajectory_id"]]
+    return traj_root / traj["world_id"] / traj["steps"][row["step"]]["observation"]["screenshot"]
+
+
+@pytest.mark.parametrize("source", ["hf", "parquet"])
+def test_load_steps_decodes_the_stored_screenshots(exported, source, tmp_path) -> None:
+    """Step rows through load_steps: every screenshot an image with the verifier's pixels."""
+    traj_root, out, made, summary = exported
+    by_id = {t["id"]: t for ts in made.values() for t in ts}
+    steps = load_steps(out, source=source, cache_dir=str(tmp_path))
+    assert list(steps) == ["train", "validation", "test"]
+    assert {s: steps[s].num_rows for s in steps} == {s: summary.splits[s].steps for s in steps}
+    assert isinstance(steps["train"].features["screenshot"], datasets.Image)
+    assert steps["train"].column_names == list(export_mod.STEP_COLUMNS)
+    for split in steps:
+        for row in steps[split]:
             assert isinstance(row["screenshot"], Image.Image)
             assert row["screenshot"].size == WORLDS[row["world_id"]][1]
+            assert np.array_equal(_pixels(row["screenshot"]), _pixels(_source(traj_root, by_id, row)))
+    one = load_steps(out, "test", source=source, cache_dir=str(tmp_path))
+    assert one.num_rows == summary.splits["test"].steps
+    with pytest.raises(UsageError, match="no split 'dev'"):
+        load_steps(out, "dev", source=source, cache_dir=str(tmp_path))
+    if source == "hf":  # nothing written next to the loaded files
+        assert sorted(p.name for p in (out / "hf").iterdir()) == \
+            ["dataset_dict.json", "test", "train", "validation"]
 
 
-def test_parquet_loads_with_image_feature(exported, tmp_path) -> None:
+def test_parquet_rows_hold_the_screenshot_path(exported, tmp_path) -> None:
     _, out, made, _ = exported
     files = {s: str(out / "parquet" / f"{s}.parquet") for s in ("train", "validation", "test")}
     ds = datasets.load_dataset("parquet", data_files=files, cache_dir=str(tmp_path))
-    assert isinstance(ds["test"].features["screenshot"], datasets.Image)
+    assert ds["test"].features["screenshot"] == datasets.Value("string")
     rows = [r for s in ds for r in ds[s]]
     assert len(rows) == 41
     by_id = {t["id"]: t for ts in made.values() for t in ts}
@@ -98,12 +133,56 @@ def test_parquet_loads_with_image_feature(exported, tmp_path) -> None:
         assert row["action"] == step["action"] and row["op"] == step["op"]
         assert row["bbox"] == step["bbox"] and row["value"] == step["value"]
         assert row["axtree"] == step["observation"]["axtree"]
-        assert row["screenshot"].size == WORLDS[row["world_id"]][1]
+        assert row["screenshot"] == f"images/{row['world_id']}/{row['trajectory_id']}/{row['step']}.png"
         assert row["is_last"] == (row["step"] == row["num_steps"] - 1)
         assert row["thought"]
     # the card's YAML configs make the folder itself loadable
     by_card = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "card"))
     assert {s: by_card[s].num_rows for s in by_card} == {s: ds[s].num_rows for s in ds}
+
+
+def test_each_screenshot_is_stored_once(exported) -> None:
+    """images/ holds one PNG per step; no other file of the export holds a PNG, and every
+    format points at those files (all of them, nothing else)."""
+    traj_root, out, made, summary = exported
+    stored = {p.relative_to(out).as_posix() for p in (out / "images").rglob("*") if p.is_file()}
+    assert len(stored) == summary.steps == 41
+    for path in out.rglob("*"):
+        if path.is_file() and path.parts[len(out.parts)] not in ("images", "assets"):
+            assert PNG_SIGNATURE not in path.read_bytes(), f"{path} holds a PNG"
+    pointed = {
+        "jsonl": {st["observation"]["screenshot"] for rs in _rows_by_split(out, "jsonl").values()
+                  for r in rs for st in r["steps"]},
+        "sft": {r["screenshot"] for rs in _rows_by_split(out, "sft").values() for r in rs},
+        "hf": {p for ds in datasets.load_from_disk(str(out / "hf")).values()
+               for p in ds["screenshot"]},
+        "parquet": set(),
+    }
+    for split in ("train", "validation", "test"):
+        table = datasets.Dataset.from_parquet(str(out / "parquet" / f"{split}.parquet"))
+        pointed["parquet"] |= set(table["screenshot"])
+    for fmt, paths in pointed.items():
+        assert paths == stored, fmt
+    # the card shows the folder's pictures, not the dataset's screenshots a second time
+    assert sorted(p.name for p in (out / "assets").iterdir()) == ["checkout.png", "home.png"]
+
+
+def test_screenshots_are_stored_deflated_again(exported) -> None:
+    """Screenshots the verifier wrote fast are stored smaller, with the same pixels; the
+    others byte for byte."""
+    traj_root, out, made, _ = exported
+    smaller = 0
+    for world, trajs in made.items():
+        for traj in trajs:
+            for n, step in enumerate(traj["steps"]):
+                source = traj_root / world / step["observation"]["screenshot"]
+                stored = out / "images" / world / traj["id"] / f"{n}.png"
+                assert np.array_equal(_pixels(stored), _pixels(source))
+                if world in FAST_PNG_WORLDS:
+                    smaller += stored.stat().st_size < source.stat().st_size
+                else:
+                    assert stored.read_bytes() == source.read_bytes()
+    assert smaller == sum(len(t["steps"]) for w in FAST_PNG_WORLDS for t in made[w]) > 0
 
 
 def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
@@ -126,10 +205,12 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
         image = rec["screenshot"]
         assert "images" not in rec  # text-only models train on the records as they are
         assert image == f"images/{traj['world_id']}/{traj['id']}/{rec['step']}.png"  # portable
-        source = traj_root / traj["world_id"] / step["observation"]["screenshot"]
-        assert (out / image).read_bytes() == source.read_bytes()
-    ds = load_sft_dataset(out, "validation", with_images=True, cache_dir=str(tmp_path))
-    assert isinstance(ds[0]["images"][0], Image.Image)
+        assert np.array_equal(_pixels(out / image), _pixels(_source(traj_root, by_id, rec)))
+    for split in ("train", "validation", "test"):
+        ds = load_sft_dataset(out, split, with_images=True, cache_dir=str(tmp_path))
+        for rec in ds:
+            assert isinstance(rec["images"][0], Image.Image)
+            assert np.array_equal(_pixels(rec["images"][0]), _pixels(_source(traj_root, by_id, rec)))
 
 
 def test_the_compact_observation_mode_and_public_urls(exported, tmp_path) -> None:
@@ -196,9 +277,14 @@ def test_deterministic_and_replaces_an_earlier_export(exported, tmp_path) -> Non
         assert (target / "sft" / f"{split}.jsonl").read_bytes() == \
             (out / "sft" / f"{split}.jsonl").read_bytes()
     assert [p.name for p in tmp_path.iterdir()] == ["again"]  # no temp folders left behind
-    # no card screenshots given: the first screenshots of two trajectories instead
-    assert len(list((target / "assets").glob("*.png"))) == 2
-    assert "first screenshots of 2 trajectories" in (target / "README.md").read_text()
+    # no card screenshots given: the first screenshots of two trajectories instead, shown
+    # where the dataset stores them (not copied)
+    card = (target / "README.md").read_text()
+    assert "first screenshots of 2 trajectories" in card
+    assert not (target / "assets").exists() and "assets" not in summary.paths
+    shown = [line.split("](", 1)[1].rstrip(")") for line in card.splitlines()
+             if line.startswith("![")]
+    assert len(shown) == 2 and all(s.startswith("images/") and (target / s).is_file() for s in shown)
 
 
 def test_world_filter_and_fill_order(exported, tmp_path) -> None:
@@ -340,3 +426,18 @@ def test_partial_last_line_cut_inside_a_character(tmp_path) -> None:
     (line,) = (tmp_path / "out" / "jsonl" / "train.jsonl").read_text().splitlines()
     assert json.loads(line)["intent"] == json.loads(good)["intent"]
     assert summary.worlds["bookshop_easy_s0"].skipped_lines == ["verified.jsonl:2"]
+
+
+def test_parquet_alone_still_stores_the_screenshots(exported, tmp_path) -> None:
+    traj_root, _, _, _ = exported
+    out = tmp_path / "p"
+    summary = export_dataset(traj_root, out, formats={"parquet"}, screenshots_dir=None,
+                             progress=False)
+    assert summary.paths["images"] == [out / "images"]
+    assert len(list((out / "images").rglob("*.png"))) == summary.steps
+    steps = load_steps(out, "train", cache_dir=str(tmp_path / "cache"))
+    assert isinstance(steps[0]["screenshot"], Image.Image)
+    with pytest.raises(UsageError, match="unknown source 'csv'"):
+        load_steps(out, source="csv")
+    with pytest.raises(UsageError, match="no parquet"):
+        load_steps(tmp_path / "nothing")

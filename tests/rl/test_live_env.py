@@ -153,6 +153,32 @@ def test_the_env_shows_what_the_dataset_shows(lab: Built, tmp_path) -> None:
         env.close()
 
 
+def test_the_env_shows_the_dataset_s_pixels(lab: Built, tmp_path) -> None:
+    """The env's screenshot == the exported screenshot, pixel for pixel, at every step
+    (one capture function, webworld.browser.capture, and a lossless export)."""
+    from PIL import Image
+
+    export_dataset(lab.trajectories, tmp_path / "ds", formats={"jsonl"}, splits=(1.0, 0.0, 0.0),
+                   screenshots_dir=None, progress=False)
+    exported = [json.loads(line) for line in (tmp_path / "ds" / "jsonl" / "train.jsonl").open()]
+    env = LiveEnv(lab.worlds(), split=None, screenshot=True)
+    compared = 0
+    try:
+        for traj in exported[:3]:
+            inst = next(i for i in env.sampler.instances
+                        if i.task_id == traj["task_id"] and i.slots == traj["slots"])
+            obs, _ = env.reset(seed=0, options={"task": inst, "intent": traj["intent"]})
+            for step in traj["steps"]:
+                with Image.open(tmp_path / "ds" / step["observation"]["screenshot"]) as image:
+                    shown = np.asarray(image.convert("RGB"))
+                assert np.array_equal(obs["screenshot"], shown), step["action"]
+                compared += 1
+                obs, *_ = env.step(step["action"])
+    finally:
+        env.close()
+    assert compared >= 3
+
+
 def test_vector_env_steps_pages_at_once_and_resets_them(lab: Built) -> None:
     worlds = lab.worlds()
     envs = LiveVectorEnv(3, worlds, split=None)

@@ -30,6 +30,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from webworld import contract
 from webworld.browser.actions import ActionRefused, BrowserAction, check_action, describe
+from webworld.browser.capture import HIDE_CARET_JS, capture_png
 from webworld.browser.observe import WALK_JS, Observation, clean, observation_of, quote
 from webworld.errors import WebworldError
 
@@ -79,7 +80,8 @@ function placeOf(el, inPlace) {
 # call sends a name, not a function's source to compile; CDP scripts are exempt from the
 # site's CSP). A listener on window marks a submit or a followed link (it runs after the
 # site's own, on document, and sees a cancelled event), so the tab knows a load is coming.
-PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + PLACE_FN + r"""
+# The library also hides the text caret, for webworld.browser.capture's screenshots.
+PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN + r"""
   window.__wwNav = 0;
   addEventListener("submit", (e) => { if (!e.defaultPrevented) window.__wwNav = 1; });
   addEventListener("click", (e) => {
@@ -215,19 +217,37 @@ class BrowserTab:
         return Outcome(True, response.status if response else None)
 
     async def observe(self, *, screenshot: bool = False) -> Observation:
-        """Assign element ids and read the page (webworld.browser.observe)."""
+        """Assign element ids and read the page (webworld.browser.observe), with a
+        screenshot (webworld.browser.capture) if asked."""
         rows, self._rows = self._rows, None
         try:
-            if rows is None:
-                rows = await self._call("walk", {"skip": self.skip})
+            rows, image = await self._read(rows, screenshot)
         except PlaywrightError as exc:
             if not _is_navigation(exc):
                 raise
             # a script of the page navigated: read the next page once it has loaded
             await self.page.wait_for_load_state("load", timeout=self.config.navigation_timeout_ms)
-            rows = await self._call("walk", {"skip": self.skip})
-        image = await self.page.screenshot(type="png") if screenshot else None
+            rows, image = await self._read(None, screenshot)
         return observation_of(self.page.url, rows, image)
+
+    async def screenshot(self) -> bytes:
+        """The viewport as PNG, as an observation shows it."""
+        return await capture_png(self.page)
+
+    async def _read(self, rows: list | None, screenshot: bool) -> tuple[list, bytes | None]:
+        """The page's rows (unless read already) and its screenshot, asked for at once:
+        the walk only marks elements with ids, which changes no pixel, so the capture's
+        frame is the same whichever of the two the page runs first."""
+        walk = self._call("walk", {"skip": self.skip}) if rows is None else None
+        if not screenshot:
+            return (await walk if walk is not None else rows), None
+        if walk is None:
+            return rows, await self.screenshot()
+        found, image = await asyncio.gather(walk, self.screenshot(), return_exceptions=True)
+        for outcome in (found, image):  # the walk's failure first: it may be a page load
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return found, image
 
     async def _call(self, name: str, arg: Any) -> Any:
         """``window.__ww[name](arg)``; on a document the init script did not reach, the

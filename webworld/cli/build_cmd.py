@@ -7,6 +7,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,6 +34,8 @@ from webworld.cli.options import (
     ExtraSteps,
     MaxDepth,
     ProfileChoice,
+    RayAddress,
+    RayWorkers,
     StateBudget,
 )
 from webworld.cli.site_cmd import SITES_DIR
@@ -78,6 +81,8 @@ def build_cmd(
     max_instances: int = typer.Option(3, "--max-instances", min=1,
                                       help="Task instances kept per task."),
     workers: int = Workers,
+    ray: str = RayAddress,
+    ray_workers: int = RayWorkers,
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Replay in Chromium."),
     llm: str = LLMStages,
     llm_base_url: str = LLMBaseURL,
@@ -101,8 +106,9 @@ def build_cmd(
         rows = _prepare_worlds(themes, profile.value, seed, specs_dir, sites_dir, traj_dir,
                                config, session)
         if verify:
-            run_verification([sites_dir / r.world for r in rows], traj_dir, workers=workers)
-            _repair_sites(session, rows, sites_dir, traj_dir, workers)
+            scale = {"workers": workers, "ray": ray, "ray_workers": ray_workers}
+            run_verification([sites_dir / r.world for r in rows], traj_dir, **scale)
+            _repair_sites(session, rows, sites_dir, traj_dir, scale)
             _merge(rows, traj_dir)
             _write_thoughts(session, rows, traj_dir)
             if sum(r.verified for r in rows):
@@ -120,7 +126,7 @@ def build_cmd(
 
 
 def _repair_sites(session: LLMSession | None, rows: list[WorldRow], sites_dir: Path,
-                  traj_dir: Path, workers: int) -> None:
+                  traj_dir: Path, scale: dict[str, Any]) -> None:
     """`--llm render`: verification failures go back to the site coder, then the failed
     candidates are verified again."""
     if session is None or not session.uses("render"):
@@ -143,7 +149,7 @@ def _repair_sites(session: LLMSession | None, rows: list[WorldRow], sites_dir: P
             out.print(f"[dim]site coder:[/] {line}")
         again.append(sites_dir / row.world)
     if again:
-        run_verification(again, traj_dir, workers=workers, retry_failed=True)
+        run_verification(again, traj_dir, retry_failed=True, **scale)
 
 
 def _write_thoughts(session: LLMSession | None, rows: list[WorldRow], traj_dir: Path) -> None:

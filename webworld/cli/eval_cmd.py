@@ -12,6 +12,7 @@ from rich.table import Table
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.cli.llm_options import LLMBaseURL, LLMBudget, LLMConfigFile, LLMKey
+from webworld.cli.options import RayAddress, RayWorkers
 from webworld.errors import UsageError
 
 eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any world folder.",
@@ -45,6 +46,8 @@ def eval_cmd(
                                                             "(MiniWoB++: 50)."),
     observation: str = typer.Option("full", "--observation", help="full or compact"),
     fast: bool = typer.Option(False, "--fast", help="World suites in the fast env (no browser)."),
+    ray: str = RayAddress,
+    ray_workers: int = RayWorkers,
     traces: int = typer.Option(3, "--traces", min=0, help="Episodes recorded with screenshots."),
     heldout_dir: Path = typer.Option(HELDOUT_DIR, "--heldout-dir",
                                      help="Where the held-out worlds are (made if missing)."),
@@ -64,7 +67,8 @@ def eval_cmd(
     from webworld.eval.suites import resolve_suite
 
     config = EvalConfig(episodes=episodes, seed=seed, workers=workers, max_steps=max_steps,
-                        observation=observation, fast=fast, traces=traces)
+                        observation=observation, fast=fast, traces=traces, ray=ray,
+                        ray_workers=ray_workers)
     if suite == "heldout" and not (heldout_dir / "sites").is_dir():
         err.print(f"making the held-out worlds in {heldout_dir}/ (once)")
     resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)

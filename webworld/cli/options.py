@@ -29,3 +29,9 @@ MaxShortest = typer.Option(32, "--max-shortest", min=1,
                            help="Shortest paths kept per task instance.")
 MaxLonger = typer.Option(1, "--max-longer", min=0, help="Longer paths kept per task instance.")
 MaxInstances = typer.Option(48, "--max-instances", min=1, help="Task instances kept per task.")
+
+RayAddress = typer.Option(None, "--ray", metavar="auto|ADDRESS|local",
+                          help="Spread the work over a Ray cluster: `auto` (the one `ray start` "
+                               "runs here), host:port, or `local` (a new one in this process).")
+RayWorkers = typer.Option(None, "--ray-workers", min=1,
+                          help="Ray worker actors (default: one per CPU of the cluster).")

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
+from webworld.cli.options import RayAddress, RayWorkers
 from webworld.errors import UsageError
 
 train_app = typer.Typer(help="Train a policy: SFT warm start, then RL against the worlds.",
@@ -62,6 +63,8 @@ def rl_cmd(
     worlds: Path = typer.Option(None, "--worlds", help="A folder with sites/ and trajectories/."),
     split: str = typer.Option(None, "--split", help="train (default), validation, test or all."),
     env: str = typer.Option(None, "--env", help="fast (default) or live."),
+    ray: str = RayAddress,
+    ray_workers: int = RayWorkers,
     observation: str = typer.Option(None, "--observation", help="compact (default) or full."),
     run_dir: Path = typer.Option(None, "--out", help="The run folder (default runs/rl)."),
     steps: int = typer.Option(None, "--steps", help="Rollout batches."),
@@ -90,6 +93,7 @@ def rl_cmd(
 
     flags: dict[str, Any] = {
         "algo": algo, "model": model, "worlds": worlds, "split": split, "env": env,
+        "ray": ray, "ray_workers": ray_workers,
         "observation": observation, "out": run_dir, "steps": steps,
         "tasks_per_step": tasks_per_step, "group_size": group_size, "minibatches": minibatches,
         "async_lag": async_lag, "envs": envs, "from_goal": from_goal,

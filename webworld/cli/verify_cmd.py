@@ -10,7 +10,7 @@ from rich.table import Table
 
 from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
-from webworld.cli.options import TRAJECTORIES_DIR
+from webworld.cli.options import TRAJECTORIES_DIR, RayAddress, RayWorkers
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.errors import UsageError
 from webworld.verify.replay import ReplayConfig
@@ -28,6 +28,8 @@ def verify_cmd(
     workers: int = Workers,
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run failed candidates again."),
     no_screenshots: bool = typer.Option(False, "--no-screenshots"),
+    ray: str = RayAddress,
+    ray_workers: int = RayWorkers,
 ) -> None:
     """Replay every candidate in real Chromium; resumable (re-running skips done work)."""
     ids = worlds or sorted(p.parent.name for p in traj_dir.glob("*/candidates.jsonl")
@@ -37,13 +39,16 @@ def verify_cmd(
                          f"{traj_dir}/<world>/candidates.jsonl")
     stats = run_verification([sites_dir / w for w in ids], traj_dir, workers=workers,
                              retry_failed=retry_failed,
-                             config=ReplayConfig(screenshots=not no_screenshots))
+                             config=ReplayConfig(screenshots=not no_screenshots),
+                             ray=ray, ray_workers=ray_workers)
     print_stats(stats)
 
 
 def run_verification(site_dirs: list[Path], traj_dir: Path, *, workers: int,
-                     retry_failed: bool = False, config: ReplayConfig | None = None
+                     retry_failed: bool = False, config: ReplayConfig | None = None,
+                     ray: str | None = None, ray_workers: int | None = None
                      ) -> list[WorldStats]:
+    """Verify locally, or with ``ray`` on a Ray cluster (``workers`` contexts per worker)."""
     total = sum(len(load_candidates(traj_dir / d.name)) for d in site_dirs)
     columns = (TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[ok]} verified"), TimeElapsedColumn())
@@ -55,8 +60,15 @@ def run_verification(site_dirs: list[Path], traj_dir: Path, *, workers: int,
             done["ok"] += ok
             progress.update(bar, advance=1, ok=done["ok"])
 
-        stats = verify_worlds(site_dirs, traj_dir, workers=workers, config=config,
-                              retry_failed=retry_failed, progress=tick)
+        if ray:
+            from webworld.scale.verify import verify_worlds_on_ray
+
+            stats = verify_worlds_on_ray(site_dirs, traj_dir, address=ray, contexts=workers,
+                                         actors=ray_workers, config=config,
+                                         retry_failed=retry_failed, progress=tick)
+        else:
+            stats = verify_worlds(site_dirs, traj_dir, workers=workers, config=config,
+                                  retry_failed=retry_failed, progress=tick)
         progress.update(bar, completed=total)
     return stats
 

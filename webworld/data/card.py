@@ -115,7 +115,9 @@ def _worlds(summary: ExportSummary) -> str:
 def _pictures(assets: list[Path]) -> str:
     if not assets:
         return ""
-    body = "\n\n".join(f"![{p.stem}]({p.as_posix()})" for p in assets)
+    # a copied picture is named by its file; a dataset screenshot by its trajectory
+    body = "\n\n".join(f"![{p.parent.name if p.parts[0] == 'images' else p.stem}]({p.as_posix()})"
+                       for p in assets)
     return f"## Screenshots\n\n{body}\n"
 
 
@@ -137,32 +139,30 @@ def _examples(examples: list[dict[str, Any]]) -> str:
 
 def _files(summary: ExportSummary) -> str:
     rows = []
+    rows.append(["`images/<world>/<trajectory>/<n>.png`", "the screenshots, each stored once: "
+                 "every other file gives its path relative to this folder"])
     if "parquet" in summary.formats:
-        rows.append(["`parquet/<split>.parquet`", "one row per step, screenshot embedded "
-                     "(`datasets` Image feature)"])
+        rows.append(["`parquet/<split>.parquet`", "one row per step, `screenshot` = the PNG's path"])
     if "hf" in summary.formats:
         rows.append(["`hf/`", "the same rows as a `DatasetDict` (`datasets.load_from_disk`)"])
     if "sft" in summary.formats:
         rows.append(["`sft/<split>.jsonl`", "one chat per step in TRL's conversational format: "
-                     "`messages` (system, user, assistant) and `images` (paths relative to this "
-                     "folder)"])
+                     "`messages` (system, user, assistant) and `screenshot` (the PNG's path)"])
     if "jsonl" in summary.formats:
         rows.append(["`jsonl/<split>.jsonl`", "whole trajectories as verified (plus `split` and "
                      "a `thought` per step), screenshot paths relative to this folder"])
-    if summary.formats and set(summary.formats) & {"jsonl", "sft"}:
-        rows.append(["`images/<world>/<trajectory>/<n>.png`", "the screenshots"])
     rows.append(["`manifest.json`", "counts, splits and files as JSON"])
     usage = [
         "```python",
-        "from datasets import load_dataset, load_from_disk",
+        "from datasets import load_dataset",
     ]
-    live = [s for s in SPLITS if summary.splits[s].trajectories]
-    if "parquet" in summary.formats:
-        files = ", ".join(f'"{s}": "parquet/{s}.parquet"' for s in live)
-        usage.append(f'steps = load_dataset("parquet", data_files={{{files}}})')
-        usage.append('steps["train"][0]["screenshot"]  # a PIL image')
-    if "hf" in summary.formats:
-        usage.append('steps = load_from_disk("hf")')
+    if summary.formats and set(summary.formats) & {"parquet", "hf"}:
+        source = "parquet" if "parquet" in summary.formats else "hf"
+        usage += ["# the step rows, each screenshot an image read from images/ on access",
+                  "from webworld.data.export import load_steps",
+                  f'steps = load_steps(".", source="{source}")  # a DatasetDict of the splits',
+                  'steps["train"][0]["screenshot"]  # a PIL image',
+                  '# steps.push_to_hub("you/webworld") uploads the images inside the Parquet files']
     if "sft" in summary.formats:
         usage += ["", "# SFT with TRL: the chats train a text-only model as they are",
                   'chats = load_dataset("json", data_files="sft/train.jsonl", split="train")',

@@ -3,14 +3,27 @@
 Input: ``<traj_root>/<world>/verified.jsonl`` (+ ``failures.jsonl``, ``images/``), as
 described in :mod:`webworld.data.records`. Output, under ``out_dir``::
 
+    images/<world>/<trajectory>/<n>.png the screenshots: the one stored copy of each
     jsonl/<split>.jsonl                 trajectories, screenshot paths relative to out_dir
-    images/<world>/<trajectory>/<n>.png screenshots (copies)
-    parquet/<split>.parquet             one row per step, screenshots embedded (Image feature)
+    parquet/<split>.parquet             one row per step, ``screenshot`` = that path
     hf/                                 the same rows as a DatasetDict (save_to_disk)
     sft/<split>.jsonl                   one chat per step: {"messages": [...], "screenshot": path}
-    assets/                             pictures for the card
+    assets/                             pictures for the card (from ``screenshots_dir``)
     README.md                           dataset card (Hugging Face YAML header)
     manifest.json                       counts, splits and files (marks the folder as ours)
+
+Each screenshot is stored once, in ``images/``, and every format points to it with the
+same relative path. The other way round (Parquet embedding the bytes, the rest pointing
+into it) would suit a Hub upload, but costs every other reader: the JSONL and SFT files
+would point into a Parquet row instead of a file, ``hf/`` (Arrow) could only embed a
+second copy, and a trainer (TRL's ``SFTTrainer`` with a processor) wants PIL images per
+chat, which plain files give without reading a Parquet column. So:
+:func:`load_steps` reads ``parquet/`` or ``hf/`` with ``screenshot`` as a ``datasets``
+``Image`` of the file (decoded on access; ``push_to_hub`` of it embeds the bytes, the
+usual self-contained Hub layout), and :func:`load_sft_dataset` adds the images to the
+chats. Read with ``datasets`` directly, the column is the path string. The verifier
+writes its PNGs for speed (zlib's fastest level); the export deflates them again at the
+default level, losslessly (the same filtered rows: :mod:`webworld.data.png`).
 
 Everything is built in a temporary folder next to ``out_dir`` that then replaces it in
 one rename, so a reader sees the old export or the new one, never a mix. A folder that
@@ -24,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -31,6 +45,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +55,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
 from webworld.data.card import write_card
+from webworld.data.png import compact_png
 from webworld.data.prompting import step_messages
 from webworld.data.reading import JsonlRead, RecordError, iter_verified, read_failures
 from webworld.data.records import VerifiedTrajectory
@@ -318,22 +334,32 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
     staging = tmp / ".staging"
     staging.mkdir()
     examples: list[dict[str, Any]] = []
-    written: dict[str, list[Path]] = {}
+    written: dict[str, list[Path]] = {"images": [tmp / "images"]}
     live = [s for s in SPLITS if summary.splits[s].trajectories]
-    for split in live:
-        task = bar.add_task(f"writing {split}", total=summary.splits[split].steps)
-        sink = _SplitSink(tmp, split, formats, staging, summary.observation)
-        with sink:
-            for w in summary.splits[split].worlds:
-                scan = by_world[w]
-                records = iter_verified(scan.dir, JsonlRead(), scan.read.end)
-                for _, traj in _unique(records, WorldSummary(w)):
-                    sink.add(traj, scan.dir, examples, lambda t=task: bar.advance(t))
-        for kind, path in sink.outputs().items():
-            written.setdefault(kind, []).append(path)
-        bar.remove_task(task)
-    if formats & {"jsonl", "sft"}:
-        written["images"] = [tmp / "images"]
+    shots = bar.add_task("screenshots", total=summary.steps)
+    copies: list[Future] = []
+    # zlib and file writes let go of the GIL: the images compress on every core
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+
+        def copy(src: Path, dest: Path) -> None:
+            copies.append(pool.submit(_copy, src, dest))
+            copies[-1].add_done_callback(lambda _: bar.advance(shots))
+
+        for split in live:
+            task = bar.add_task(f"writing {split}", total=summary.splits[split].steps)
+            sink = _SplitSink(tmp, split, formats, staging, summary.observation, copy)
+            with sink:
+                for w in summary.splits[split].worlds:
+                    scan = by_world[w]
+                    records = iter_verified(scan.dir, JsonlRead(), scan.read.end)
+                    for _, traj in _unique(records, WorldSummary(w)):
+                        sink.add(traj, scan.dir, examples, lambda t=task: bar.advance(t))
+            for kind, path in sink.outputs().items():
+                written.setdefault(kind, []).append(path)
+            bar.remove_task(task)
+        for done in copies:
+            done.result()  # the first failure, if any
+    bar.remove_task(shots)
     if formats & {"parquet", "hf"}:
         written.update(_write_datasets(tmp, live, summary, formats, staging, bar))
     shutil.rmtree(staging)
@@ -341,7 +367,7 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
     written["manifest"] = [tmp / MANIFEST]
     summary.paths = {k: [summary.out_dir / p.relative_to(tmp) for p in v] for k, v in written.items()}
     assets = _card_assets(tmp, scans, summary, screenshots_dir)
-    if assets:
+    if any(p.parts[0] == "assets" for p in assets):
         summary.paths["assets"] = [summary.out_dir / "assets"]
     write_card(tmp / "README.md", summary, examples, assets)
     atomic_write_json(tmp / MANIFEST, summary.to_dict())
@@ -361,10 +387,9 @@ class _SplitSink:
     """Writes one split: trajectories, screenshots, SFT chats and staged step rows."""
 
     def __init__(self, tmp: Path, split: str, formats: set[str], staging: Path,
-                 observation: str) -> None:
+                 observation: str, copy: Callable[[Path, Path], None]) -> None:
         self.tmp, self.split, self.formats = tmp, split, formats
-        self.observation = observation
-        self.images = bool(formats & {"jsonl", "sft"})
+        self.observation, self.copy = observation, copy
         self.paths = {
             "jsonl": tmp / "jsonl" / f"{split}.jsonl",
             "sft": tmp / "sft" / f"{split}.jsonl",
@@ -403,8 +428,7 @@ class _SplitSink:
             obs = step["observation"]
             src = world_dir / obs["screenshot"]
             image = f"{folder}/{n}.png"
-            if self.images:
-                _copy(src, self.tmp / image)
+            self.copy(src, self.tmp / image)
             written = _written_thoughts(str(world_dir)).get(traj["id"], [])
             thought = (written[n] if n < len(written) else
                        thought_for_step(step, intent, n == last))
@@ -416,7 +440,7 @@ class _SplitSink:
                     "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
                 })
             row = step_row(traj, n, thought, history)
-            self._write("rows", {**row, "screenshot": {"src": str(src), "path": image}})
+            self._write("rows", {**row, "screenshot": image})
             _maybe_example(examples, row)
             steps_out.append({**step, "observation": {**obs, "url": public_url(obs["url"]),
                                                       "screenshot": image},
@@ -458,7 +482,8 @@ STEP_COLUMNS: dict[str, str] = {
     "url": "page URL before the action",
     "axtree": "accessibility text the agent reads, element ids in brackets",
     "axtree_compact": "the compact observation mode of the same page (same ids)",
-    "screenshot": "PNG of the viewport before the action (embedded)",
+    "screenshot": "PNG of the viewport before the action: its path in the export folder "
+                  "(images/...; an image through load_steps)",
     "action": "the action to predict, e.g. click('12')",
     "bid": "element id the action targets",
     "bbox": "target box [x, y, width, height] in CSS pixels (null if unknown)",
@@ -479,11 +504,12 @@ STEP_COLUMNS: dict[str, str] = {
 
 
 def step_features():  # -> datasets.Features
-    from datasets import Features, Image, List, Value
+    """The step rows' features as stored (the screenshot is its path: see load_steps)."""
+    from datasets import Features, List, Value
 
     string, i32 = Value("string"), Value("int32")
     types = {
-        "step": i32, "num_steps": i32, "is_last": Value("bool"), "screenshot": Image(),
+        "step": i32, "num_steps": i32, "is_last": Value("bool"),
         "bbox": List(Value("float64")), "history": List(Value("string")),
         "fsm_index": i32, "length": i32, "shortest_length": i32,
     }
@@ -493,10 +519,7 @@ def step_features():  # -> datasets.Features
 def _staged_rows(path: Path, advance: Callable[[], None]) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         for line in handle:
-            row = json.loads(line)
-            shot = row["screenshot"]
-            row["screenshot"] = {"bytes": Path(shot["src"]).read_bytes(), "path": shot["path"]}
-            yield row
+            yield json.loads(line)
             advance()
 
 
@@ -540,26 +563,27 @@ def _maybe_example(examples: list[dict[str, Any]], row: dict[str, Any]) -> None:
 
 def _card_assets(tmp: Path, scans: list[_Scan], summary: ExportSummary,
                  screenshots_dir: Path | None) -> list[Path]:
-    """Copy the card's pictures into ``assets/``; returns their paths relative to the card."""
+    """The card's pictures, relative to the card: those of ``screenshots_dir`` copied into
+    ``assets/``, else two of the dataset's own screenshots, where they are (not copied)."""
     pngs = sorted(screenshots_dir.glob("*.png")) if screenshots_dir and screenshots_dir.is_dir() else []
-    picks: list[tuple[Path, str]] = [(p, p.name) for p in pngs]
-    if not picks:
-        picks = _first_screenshots(scans, summary)
+    if not pngs:
+        picks = _first_screenshots(scans)
         where = f"no PNGs in {screenshots_dir}" if screenshots_dir else "no card screenshots given"
         summary.notes.append(f"{where}: the card shows the first screenshots of "
                              f"{len(picks)} trajectories")
+        return picks
     out = []
-    for src, name in picks:
-        dest = tmp / "assets" / name
+    for src in pngs:
+        dest = tmp / "assets" / src.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
-        out.append(Path("assets") / name)
+        out.append(Path("assets") / src.name)
     return out
 
 
-def _first_screenshots(scans: list[_Scan], summary: ExportSummary) -> list[tuple[Path, str]]:
-    """Step 0 of two trajectories, from two worlds when there are two."""
-    picks: list[tuple[Path, str]] = []
+def _first_screenshots(scans: list[_Scan]) -> list[Path]:
+    """Step 0 of two trajectories, from two worlds when there are two (export paths)."""
+    picks: list[Path] = []
     order = [s for s in scans if s.summary.split] * 2  # second round: second trajectory
     used: set[str] = set()
     for scan in order:
@@ -567,8 +591,7 @@ def _first_screenshots(scans: list[_Scan], summary: ExportSummary) -> list[tuple
             if traj["id"] in used:
                 continue
             used.add(traj["id"])
-            src = scan.dir / traj["steps"][0]["observation"]["screenshot"]
-            picks.append((src, f"{safe_name(traj['id'])}-0.png"))
+            picks.append(Path("images") / traj["world_id"] / safe_name(traj["id"]) / "0.png")
             break
         if len(picks) == 2:
             break
@@ -591,10 +614,11 @@ def safe_name(text: str) -> str:
 
 
 def _copy(src: Path, dest: Path) -> None:
+    """The screenshot ``src`` at ``dest``, deflated at the default level (webworld.data.png)."""
     # A copy, not a hard link: the verifier rewrites screenshots in place when it runs
     # again (same inode), which would change an export that linked them.
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
+    dest.write_bytes(compact_png(src.read_bytes()))
 
 
 @contextlib.contextmanager
@@ -615,6 +639,48 @@ def _quiet_datasets(needed: bool) -> Iterator[None]:
 
 
 # --- loading helpers ----------------------------------------------------------------------------
+
+
+STEP_SOURCES = ("parquet", "hf")
+
+
+def load_steps(out_dir: Path, split: str | None = None, *, source: str = "parquet",
+               cache_dir: str | None = None):
+    """The step rows of an export, ``screenshot`` a ``datasets.Image`` (a PIL image on access).
+
+    ``source`` is the folder read (``parquet`` or ``hf``); ``split`` one split as a
+    ``Dataset``, else every split as a ``DatasetDict``. The rows hold the screenshot's path
+    relative to the export folder; here it points at the file in ``out_dir/images``.
+    """
+    from datasets import DatasetDict, load_dataset, load_from_disk
+
+    out_dir = Path(out_dir).resolve()
+    if source not in STEP_SOURCES:
+        raise UsageError(f"unknown source {source!r}; choose from {', '.join(STEP_SOURCES)}")
+    if source == "hf":
+        found = load_from_disk(str(out_dir / "hf"))
+    else:
+        files = {s: str(out_dir / "parquet" / f"{s}.parquet") for s in SPLITS
+                 if (out_dir / "parquet" / f"{s}.parquet").is_file()}
+        if not files:
+            raise UsageError("no parquet/<split>.parquet in this folder", str(out_dir))
+        found = load_dataset("parquet", data_files=files, cache_dir=cache_dir)
+    if split is not None:
+        if split not in found:
+            raise UsageError(f"no split {split!r}; found {', '.join(found)}", str(out_dir))
+        return _with_screenshots(found[split], out_dir)
+    return DatasetDict({name: _with_screenshots(ds, out_dir) for name, ds in found.items()})
+
+
+def _with_screenshots(ds, out_dir: Path):  # Dataset -> Dataset
+    """``screenshot`` as an Image of ``out_dir / path`` (a table operation: nothing is
+    written next to the loaded files)."""
+    from datasets import Image
+
+    order = ds.column_names
+    paths = [str(out_dir / p) for p in ds.select_columns("screenshot").to_dict()["screenshot"]]
+    ds = ds.remove_columns("screenshot").add_column("screenshot", paths)
+    return ds.cast_column("screenshot", Image()).select_columns(order)
 
 
 def load_sft_dataset(out_dir: Path, split: str = "train", *, with_images: bool = False,

@@ -37,6 +37,10 @@ class EvalConfig(BaseModel):
     observation: str = "full"
     fast: bool = False
     traces: int = Field(3, ge=0, description="episodes recorded with screenshots")
+    ray: str | None = Field(None, description="a Ray cluster for the environments (world "
+                                              "suites): one env worker per --workers slot")
+    ray_workers: int | None = Field(None, ge=1, description="Ray env workers (default: "
+                                                            "--workers)")
 
 
 @dataclass
@@ -90,10 +94,15 @@ class EvalRun:
         server, envs, results = None, [], ResultsFile(self.out)
         task = self.progress.add_task("episodes", total=len(todo)) if self.progress else None
         try:
-            server = self._server()
-            envs = [self.suite.make_env(max_steps=self.config.max_steps, fast=self.config.fast,
-                                        observation=self.config.observation, server=server)
-                    for _ in range(workers)]
+            if self.config.ray:
+                server = ray_env(self.suite, self.config, workers)  # closed like a server
+                envs = [SlotEnv(server, i) for i in range(workers)]
+            else:
+                server = self._server()
+                envs = [self.suite.make_env(max_steps=self.config.max_steps,
+                                            fast=self.config.fast,
+                                            observation=self.config.observation, server=server)
+                        for _ in range(workers)]
             with ThreadPoolExecutor(workers) as pool:
                 for record in self._play(todo, envs, pool):
                     results.append(record)
@@ -228,6 +237,37 @@ class EvalRun:
                 step["image"] = f"step-{n:02d}.png"
             steps.append(step)
         atomic_write_json(folder / "trace.json", {**record, "trace": steps})
+
+
+def ray_env(suite: Suite, config: EvalConfig, workers: int) -> Any:
+    """The suite's environments on a Ray cluster: a vector env with one slot per worker."""
+    if suite.worlds is None:
+        raise UsageError("--ray runs world suites; MiniWoB++ runs in this process")
+    from webworld.scale.rollout import RayVectorEnv
+
+    return RayVectorEnv(workers, suite.worlds, address=config.ray,
+                        env="fast" if config.fast else "live", split=None,
+                        observation=config.observation, max_steps=config.max_steps,
+                        workers=config.ray_workers or workers)
+
+
+class SlotEnv:
+    """One slot of a vector env with the single env's methods the runner calls."""
+
+    def __init__(self, vec: Any, slot: int) -> None:
+        self.vec, self.slot = vec, slot
+
+    def reset(self, *, seed: int, options: dict[str, Any]) -> tuple[dict, dict]:
+        return self.vec.reset_slots({self.slot: options["task"]}, {self.slot: seed})[self.slot]
+
+    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        return self.vec.step_slots({self.slot: action})[self.slot]
+
+    def element_box(self, bid: str) -> tuple[float, float, float, float] | None:
+        return self.vec.element_box(self.slot, bid)
+
+    def close(self) -> None:
+        """The vector env is closed once, by the runner."""
 
 
 def _safe(key: str) -> str:

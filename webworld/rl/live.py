@@ -239,7 +239,7 @@ class LiveEnv(WebEnv):
             return self.episode.seen.screenshot
         page = self.episode.page
         assert isinstance(page, LivePage)
-        return self._drive(page.tab.page.screenshot(type="png"))
+        return self._drive(page.tab.screenshot())
 
     def close(self) -> None:
         if getattr(self, "_browser", None) is not None:

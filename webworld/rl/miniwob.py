@@ -185,7 +185,7 @@ class MiniWoBEnv(gymnasium.Env):
 
     def screenshot(self) -> bytes:
         """The viewport of the task's page, as PNG."""
-        return self.runtime.run(self.tab.page.screenshot(type="png"))
+        return self.runtime.run(self.tab.screenshot())
 
     def element_box(self, bid: str) -> tuple[float, float, float, float] | None:
         """(x, y, width, height) of element ``bid`` on the page last observed."""

@@ -34,6 +34,10 @@ class RLConfig(BaseModel):
         "train", description="which worlds' tasks to train on (held-out worlds are never in train)")
     env: Literal["fast", "live"] = Field("fast", description="fast env (captured pages) or "
                                                               "live sites in Chromium")
+    ray: str | None = Field(None, description="play the rollouts on this Ray cluster (auto, "
+                                              "host:port or local); None: in this process")
+    ray_workers: int | None = Field(None, ge=1, description="Ray env workers (default: one "
+                                                            "per CPU of the cluster)")
     observation: Literal["full", "compact"] = Field("compact", description="page text mode")
     out: Path = Field(Path("runs/rl"), description="the run folder")
     steps: int = Field(20, ge=1, description="rollout batches (learner iterations)")

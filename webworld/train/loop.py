@@ -89,7 +89,8 @@ class RLRun:
         log = MetricsLog(config.out, self.start_step)
         vec = make_vector_env(self.worlds, config.env, self.split,
                               min(config.envs, config.tasks_per_step * config.group_size),
-                              config.observation, config.max_episode_steps)
+                              config.observation, config.max_episode_steps, config.ray,
+                              config.ray_workers)
         try:
             batches = self._sync_batches(vec) if config.async_lag == 0 else \
                 self._async_batches(vec)

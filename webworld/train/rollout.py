@@ -52,8 +52,14 @@ def plan_batch(instances: list[TaskInstance], index: int, seed: int, tasks: int,
 
 
 def make_vector_env(worlds: WorldSet, env: str, split: str | None, num_envs: int,
-                    observation: str, max_steps: int | None) -> Any:
+                    observation: str, max_steps: int | None, ray: str | None = None,
+                    ray_workers: int | None = None) -> Any:
     settings = {"observation": observation, "max_steps": max_steps}
+    if ray:
+        from webworld.scale.rollout import RayVectorEnv
+
+        return RayVectorEnv(num_envs, worlds, address=ray, env=env, split=split,
+                            workers=ray_workers, **settings)
     if env == "live":
         from webworld.rl.live import LiveVectorEnv
 

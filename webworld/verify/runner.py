@@ -34,7 +34,7 @@ class WorldJob:
     """One world to verify: its spec, where it is served, where its records go."""
 
     spec: WorldSpec
-    endpoint: Endpoint
+    endpoint: Endpoint | None  # None on a Ray driver: each worker serves its own copy
     world_dir: Path
     theme: str
     candidates: list[dict[str, Any]]
@@ -75,50 +75,85 @@ def load_candidates(world_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+class VerifySink:
+    """Where outcomes land: each world's append-only stores and its stats. Used by the
+    single-process runner and by the Ray driver (webworld.scale.verify), so both write the
+    same files the same way."""
+
+    def __init__(self, jobs: list[WorldJob], *, retry_failed: bool = False) -> None:
+        if retry_failed:  # failed candidates run again: start their log afresh
+            for j in jobs:
+                (j.world_dir / "failures.jsonl").unlink(missing_ok=True)
+        self.jobs = {j.spec.id: j for j in jobs}
+        self.stores = {j.spec.id: (JsonlStore(j.world_dir / "verified.jsonl"),
+                                   JsonlStore(j.world_dir / "failures.jsonl")) for j in jobs}
+        self.stats = {j.spec.id: WorldStats(j.spec.id, candidates=len(j.candidates))
+                      for j in jobs}
+        self.started = time.perf_counter()
+
+    def pending(self) -> list[tuple[WorldJob, dict[str, Any]]]:
+        """Every candidate not yet recorded (verified or failed), in the jobs' order."""
+        todo = []
+        for job in self.jobs.values():
+            verified, failed = self.stores[job.spec.id]
+            for cand in job.candidates:
+                if cand["id"] in verified.ids or cand["id"] in failed.ids:
+                    self.stats[job.spec.id].skipped += 1
+                else:
+                    todo.append((job, cand))
+        return todo
+
+    def add(self, world_id: str, record: dict | None, failure: dict | None) -> bool:
+        """Record one outcome (once: a repeated id is ignored); True when it verified."""
+        verified, failed = self.stores[world_id]
+        st = self.stats[world_id]
+        if record is not None:
+            if record["id"] not in verified.ids:
+                verified.append(dict(record))
+                st.verified += 1
+                st.steps += len(record["steps"])
+            return True
+        if failure["id"] not in failed.ids:
+            failed.append(dict(failure))
+            st.failed += 1
+            st.failures[failure["failure"]] += 1
+        return False
+
+    def close(self) -> list[WorldStats]:
+        for verified, failed in self.stores.values():
+            verified.close()
+            failed.close()
+        elapsed = time.perf_counter() - self.started
+        for world_id, st in self.stats.items():
+            st.seconds = elapsed
+            atomic_write_json(self.jobs[world_id].world_dir / "verify_stats.json", st.to_dict())
+        return list(self.stats.values())
+
+
 async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
                       config: ReplayConfig | None = None, retry_failed: bool = False,
                       progress: Progress | None = None) -> list[WorldStats]:
     """Verify every job's candidates with ``workers`` contexts of one Chromium."""
     config = config or ReplayConfig()
-    if retry_failed:  # failed candidates run again: start their log afresh
-        for j in jobs:
-            (j.world_dir / "failures.jsonl").unlink(missing_ok=True)
-    stores = {j.spec.id: (JsonlStore(j.world_dir / "verified.jsonl"),
-                          JsonlStore(j.world_dir / "failures.jsonl")) for j in jobs}
-    stats = {j.spec.id: WorldStats(j.spec.id, candidates=len(j.candidates)) for j in jobs}
+    sink = VerifySink(jobs, retry_failed=retry_failed)
     queue: asyncio.Queue[tuple[WorldJob, dict[str, Any]]] = asyncio.Queue()
-    for job in jobs:
-        verified, failed = stores[job.spec.id]
-        for cand in job.candidates:
-            if cand["id"] in verified.ids or cand["id"] in failed.ids:
-                stats[job.spec.id].skipped += 1
-            else:
-                queue.put_nowait((job, cand))
-    started = time.perf_counter()
+    for item in sink.pending():
+        queue.put_nowait(item)
     try:
         async with async_playwright() as pw, httpx.AsyncClient(timeout=10) as client:
             browser = await launch_browser(pw)
             try:
-                await asyncio.gather(*(
-                    _worker(browser, queue, client, config, stores, stats, progress)
-                    for _ in range(max(1, workers))))
+                await asyncio.gather(*(_worker(browser, queue, client, config, sink, progress)
+                                       for _ in range(max(1, workers))))
             finally:
                 await browser.close()
     finally:
-        for verified, failed in stores.values():
-            verified.close()
-            failed.close()
-    elapsed = time.perf_counter() - started
-    for job in jobs:
-        st = stats[job.spec.id]
-        st.seconds = elapsed
-        atomic_write_json(job.world_dir / "verify_stats.json", st.to_dict())
-    return list(stats.values())
+        stats = sink.close()
+    return stats
 
 
 async def _worker(browser: Browser, queue: asyncio.Queue, client: httpx.AsyncClient,
-                  config: ReplayConfig, stores: dict, stats: dict[str, WorldStats],
-                  progress: Progress | None) -> None:
+                  config: ReplayConfig, sink: VerifySink, progress: Progress | None) -> None:
     context = await new_context(browser)
     tab = await BrowserTab.open(context, config)
     truths: dict[str, Truth] = {}
@@ -128,21 +163,11 @@ async def _worker(browser: Browser, queue: asyncio.Queue, client: httpx.AsyncCli
             truth = truths.setdefault(job.spec.id, Truth(job.endpoint, client))
             record, failure = await verify_candidate(tab, job.spec, cand, truth, config,
                                                      job.world_dir, job.theme)
-            verified, failed = stores[job.spec.id]
-            st = stats[job.spec.id]
-            if record is not None:
-                verified.append(dict(record))
-                st.verified += 1
-                st.steps += len(record["steps"])
-            else:
-                failed.append(dict(failure))
-                st.failed += 1
-                st.failures[failure["failure"]] += 1
+            ok = sink.add(job.spec.id, record, failure)
             if progress:
-                progress(job.spec.id, record is not None)
+                progress(job.spec.id, ok)
     finally:
         await context.close()
-
 
 
 def verify_worlds(site_dirs: list[Path], traj_root: Path, *, workers: int = 4,

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# A real two-node Ray cluster (a head and a second node, started with `ray start`) inside a
+# loopback-only network namespace; runs "$@" against it, then stops the cluster.
+# Usage: unshare -n bash cluster.sh PYTHON COMMAND...   (RAY_ADDRESS is set for COMMAND)
+set -euo pipefail
+ip link set lo up
+python="$1"; shift
+ray="$(dirname "$python")/ray"
+export RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0
+tmp="$(mktemp -d /tmp/ray-ww-XXXXXX)"  # short: Ray's socket paths must fit 107 bytes
+port=$(( 20000 + RANDOM % 20000 ))
+export RAY_ADDRESS="127.0.0.1:$port"
+trap '"$ray" stop --force >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+common=(--node-ip-address 127.0.0.1 --num-cpus 1 --disable-usage-stats)
+"$ray" start --head --port "$port" --temp-dir "$tmp" --include-dashboard false "${common[@]}" \
+    >"$tmp/head.log" 2>&1 || { cat "$tmp/head.log" >&2; exit 3; }
+"$ray" start --address "$RAY_ADDRESS" "${common[@]}" >"$tmp/node.log" 2>&1 \
+    || { cat "$tmp/node.log" >&2; exit 3; }
+"$@"
