@@ -21,7 +21,6 @@ from webworld.eval.runner import EvalConfig, EvalRun
 from webworld.eval.suites import resolve_suite
 from webworld.verify.runner import verify_worlds
 
-pytest.importorskip("ray")
 CLUSTER = Path(__file__).with_name("cluster.sh")
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -74,3 +74,14 @@ def died(ray: Any) -> tuple[type[BaseException], ...]:
                              getattr(exc, "ActorUnavailableError", None),
                              exc.WorkerCrashedError, getattr(exc, "NodeDiedError", None))
                  if e is not None)
+
+
+def close_workers(ray: Any, workers: list[Any]) -> None:
+    """Let each worker close its browser, server and scratch folder, then end it; a worker
+    already gone or wedged is ended all the same."""
+    try:
+        ray.get([w.close.remote() for w in workers], timeout=60)
+    except (ray.exceptions.RayError, TimeoutError):
+        pass  # ray.kill below ends it either way
+    for worker in workers:
+        ray.kill(worker)

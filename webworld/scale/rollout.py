@@ -17,7 +17,14 @@ from typing import Any
 from webworld.errors import WebworldError
 from webworld.rl.env import element_box
 from webworld.rl.tasks import World, WorldSet
-from webworld.scale.cluster import cluster_cpus, connect, died, pack_dir, unpack_dirs
+from webworld.scale.cluster import (
+    close_workers,
+    cluster_cpus,
+    connect,
+    died,
+    pack_dir,
+    unpack_dirs,
+)
 
 
 class EnvWorker:
@@ -157,9 +164,4 @@ class RayVectorEnv:
         return list(self._call("pid", {k: () for k in range(len(self.workers))}).values())
 
     def close(self) -> None:
-        try:
-            self.ray.get([w.close.remote() for w in self.workers], timeout=60)
-        except Exception:  # a worker gone or wedged: killed below all the same
-            pass
-        for worker in self.workers:
-            self.ray.kill(worker)
+        close_workers(self.ray, self.workers)

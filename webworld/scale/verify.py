@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from webworld.errors import WebworldError
-from webworld.scale.cluster import cluster_cpus, connect, died, pack_dir, unpack_dirs
+from webworld.scale.cluster import (
+    close_workers,
+    cluster_cpus,
+    connect,
+    died,
+    pack_dir,
+    unpack_dirs,
+)
 from webworld.verify.replay import Endpoint, ReplayConfig
 from webworld.verify.runner import Progress, VerifySink, WorldJob, WorldStats, load_candidates
 
@@ -59,11 +66,6 @@ class VerifyWorker:
         self.runtime.close()
         self.server.stop()
         self.tmp.cleanup()
-
-    def pid(self) -> int:
-        import os
-
-        return os.getpid()
 
     def verify(self, world_id: str, candidates: list[dict[str, Any]]) -> list[tuple]:
         """Each candidate's (record, failure, {screenshot path: bytes})."""
@@ -181,12 +183,7 @@ def _drive(ray: Any, chunks: deque, spawn: Any, count: int, sink: VerifySink,
     finally:
         for worker, _ in running.values():
             ray.kill(worker)
-        try:  # idle workers close their browser and scratch folder first
-            ray.get([w.close.remote() for w in idle], timeout=60)
-        except Exception:  # a worker gone or wedged: killed below all the same
-            pass
-        for worker in idle:
-            ray.kill(worker)
+        close_workers(ray, idle)
 
 
 def _write_images(world_dir: Path, images: dict[str, bytes]) -> None:
