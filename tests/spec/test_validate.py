@@ -153,7 +153,7 @@ TRIGGERS: list[tuple[str, Mutation, str, str]] = [
         add_var(s, V(name="b", type="bool"))), "impossible-guard", "$.pages[2].actions[0].guards[0]"),
     ("length-max", set_guards("checkout", C(var="cart", op="length_gt", value=2)),
      "impossible-guard", "$.pages[2].actions[0].guards[0]"),
-    ("length-enum", set_guards("checkout", C(var="query", op="length_gt", value=0)),
+    ("length-enum", set_guards("checkout", C(var="query", op="length_gt", value=40)),
      "impossible-guard", "$.pages[2].actions[0].guards[0]"),
     ("contradiction", set_guards("checkout", C(var="query", op="eq", value="shoes"),
                                  C(var="cart", op="exists"), C(var="query", op="eq", value="hats")),

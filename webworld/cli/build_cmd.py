@@ -41,10 +41,10 @@ from webworld.cli.options import (
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.cli.verify_cmd import Workers, run_verification
 from webworld.data.export import export_dataset
-from webworld.errors import WebworldError
+from webworld.errors import UsageError, WebworldError
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates
 from webworld.render.site import load_site, render_site
-from webworld.spec.io import save_spec
+from webworld.spec.io import load_spec, save_spec
 from webworld.spec.models import WorldSpec
 
 DEFAULT_THEMES = ["online bookstore", "flight booking", "recipe site"]
@@ -64,8 +64,11 @@ class WorldRow:
 
 @reports_errors
 def build_cmd(
-    themes: list[str] = typer.Option(DEFAULT_THEMES, "--theme", "-t",
+    themes: list[str] = typer.Option(None, "--theme", "-t", show_default=", ".join(DEFAULT_THEMES),
                                      help="Theme(s); repeat the option for several worlds."),
+    spec_paths: list[Path] = typer.Option(None, "--spec", help="Build these spec files (or "
+                                          "every *.json in a folder) as they are, instead of "
+                                          "or besides themes."),
     profile: ProfileChoice = typer.Option(ProfileChoice.medium, "--profile", "-p"),
     seed: int = typer.Option(0, "--seed", "-s"),
     specs_dir: Path = typer.Option(SPECS_DIR, "--specs-out"),
@@ -93,7 +96,10 @@ def build_cmd(
 ) -> None:
     """The whole pipeline for each theme: generate, validate/improve, render, explore,
     verify in Chromium (served on loopback), export; then a summary. Offline by default;
-    `--llm propose,render,intents,...` hands those stages to a language model."""
+    `--llm propose,render,intents,...` hands those stages to a language model. `--spec`
+    builds existing specs (e.g. from `webworld import`) from the render stage on."""
+    specs = spec_files(spec_paths or [])
+    themes = list(themes or ([] if specs else DEFAULT_THEMES))
     config = ExploreConfig(state_budget=state_budget, max_depth=max_depth,
                            extra_steps=extra_steps, max_shortest=max_shortest,
                            max_longer=max_longer, max_instances=max_instances)
@@ -103,8 +109,8 @@ def build_cmd(
     started = time.perf_counter()
     rows: list[WorldRow] = []
     try:
-        rows = _prepare_worlds(themes, profile.value, seed, specs_dir, sites_dir, traj_dir,
-                               config, session)
+        rows = _prepare_worlds(themes, specs, profile.value, seed, specs_dir, sites_dir,
+                               traj_dir, config, session)
         if verify:
             scale = {"workers": workers, "ray": ray, "ray_workers": ray_workers}
             run_verification([sites_dir / r.world for r in rows], traj_dir, **scale)
@@ -199,17 +205,35 @@ def _render(spec: WorldSpec, site_dir: Path, session: LLMSession | None) -> None
         out.print(f"[dim]site coder:[/] {line}")
 
 
-def _prepare_worlds(themes: list[str], profile: str, seed: int, specs_dir: Path,
-                    sites_dir: Path, traj_dir: Path, config: ExploreConfig,
+def spec_files(paths: list[Path]) -> list[Path]:
+    """The spec files named, plus every ``*.json`` directly in each folder named."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.glob("*.json")))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError("no such spec file or folder", str(path))
+    return found
+
+
+def _prepare_worlds(themes: list[str], specs: list[Path], profile: str, seed: int,
+                    specs_dir: Path, sites_dir: Path, traj_dir: Path, config: ExploreConfig,
                     session: LLMSession | None) -> list[WorldRow]:
     rows = []
     columns = (TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
     with Progress(*columns, console=out, transient=True) as progress:
-        bar = progress.add_task("worlds", total=len(themes))
-        for theme in themes:
-            progress.update(bar, description=f"{theme}: propose")
-            spec = _propose(theme, profile, seed, config.state_budget, session)
+        bar = progress.add_task("worlds", total=len(themes) + len(specs))
+        for source in [*themes, *specs]:
+            if isinstance(source, Path):
+                theme = source.stem
+                spec = load_spec(source)
+            else:
+                theme = source
+                progress.update(bar, description=f"{theme}: propose")
+                spec = _propose(theme, profile, seed, config.state_budget, session)
             save_spec(spec, specs_dir / f"{spec.id}.json")
             progress.update(bar, description=f"{theme}: render")
             _render(spec, sites_dir / spec.id, session)

@@ -33,8 +33,9 @@ def eval_cmd(
     policy: str = typer.Option(None, "--policy", "-p",
                                help="oracle, random, hf:PATH (hf:smollm2) or openai:MODEL."),
     suite: str = typer.Option("heldout", "--suite", "-s",
-                              help="heldout, miniwob, miniwob:TASK,... or a folder with sites/ "
-                                   "and trajectories/."),
+                              help="heldout, miniwob, miniwob:TASK,..., autowebworld:DIR (a "
+                                   "folder of AutoWebWorld fsm.json files) or a folder with "
+                                   "sites/ and trajectories/."),
     episodes: int = typer.Option(2, "--episodes", "-n", min=1, help="Episodes per task (instance)."),
     results: Path = typer.Option(Path("results.jsonl"), "--out", "-o",
                                  help="Results, one JSON line per episode (appended; resumes)."),
@@ -71,6 +72,8 @@ def eval_cmd(
                         ray_workers=ray_workers)
     if suite == "heldout" and not (heldout_dir / "sites").is_dir():
         err.print(f"making the held-out worlds in {heldout_dir}/ (once)")
+    if suite.startswith("autowebworld:"):
+        err.print("importing, building and verifying the AutoWebWorld files (once per change)")
     resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)
     chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
                               api_key=api_key, config_file=config_file, budget_usd=budget)

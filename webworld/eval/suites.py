@@ -73,19 +73,26 @@ class Suite:
 
 
 def resolve_suite(name: str, *, heldout_dir: Path = Path("heldout"), workers: int = 2) -> Suite:
-    """``heldout``, ``miniwob``, ``miniwob:TASK,...`` or a folder with ``sites/`` and
-    ``trajectories/`` (what ``webworld build`` writes)."""
+    """``heldout``, ``miniwob``, ``miniwob:TASK,...``, ``autowebworld:DIR`` (a folder of
+    AutoWebWorld fsm.json files) or a folder with ``sites/`` and ``trajectories/`` (what
+    ``webworld build`` writes)."""
     if name == "miniwob" or name.startswith("miniwob:"):
         from webworld.rl.miniwob import check_task, miniwob_tasks
 
         listed = [t.strip() for t in name.partition(":")[2].split(",") if t.strip()]
         return Suite(name, miniwob=[check_task(t) for t in listed] or list(miniwob_tasks()))
+    if name.startswith("autowebworld:"):
+        from webworld.interop.autowebworld.suite import build_suite_worlds
+
+        root = build_suite_worlds(Path(name.partition(":")[2]), workers=workers)
+        return Suite(name, load_worlds(root / "sites", root / "trajectories"))
     if name == "heldout":
         if not (heldout_dir / "sites").is_dir():  # made once (`webworld eval heldout`)
             materialise(heldout_dir, workers=workers)
         return Suite(name, load_worlds(heldout_dir / "sites", heldout_dir / "trajectories"))
     root = Path(name)
     if not (root / "sites").is_dir():
-        raise UsageError("a suite is heldout, miniwob, miniwob:TASK,... or a folder with "
-                         "sites/ and trajectories/ (what `webworld build` writes)", str(root))
+        raise UsageError("a suite is heldout, miniwob, miniwob:TASK,..., autowebworld:DIR or a "
+                         "folder with sites/ and trajectories/ (what `webworld build` writes)",
+                         str(root))
     return Suite(root.name or str(root), load_worlds(root / "sites", root / "trajectories"))

@@ -285,8 +285,6 @@ def witnesses(var: Variable, conds: list[Condition]) -> tuple[list[Value], list[
 def satisfiable(var: Variable | None, domain: list[Scalar] | None, conds: list[Condition]) -> bool:
     """Can one value of the variable (or of the parameter ``domain``) meet all ``conds``?"""
     if var is not None:
-        if any(c.op == "length_gt" for c in conds) and var.type != "list":
-            return False
         values, conds = witnesses(var, conds)
     else:
         values = list(domain or [])

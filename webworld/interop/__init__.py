@@ -1,0 +1,1 @@
+"""Reading other tools' world formats into webworld specs."""
