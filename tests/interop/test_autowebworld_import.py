@@ -147,7 +147,9 @@ def test_tools_constructs_become_widgets() -> None:
     assert pick.gui[0].op == "select" and pick.gui[0].value == "{user_id}"
     assert els["recipient_dropdown"].options == ["ana", "bo"] == pick.params[0].domain
     # the date and time picker: the date is the choice; the click that opens a field goes
-    assert action(spec, "schedule_pick_time").gui[0].value == "2025-11-03"
+    time = action(spec, "schedule_pick_time").gui
+    assert [(s.op, s.value) for s in time] == [("select", "2025-11-03")]
+    assert els["date_picker"].kind == "date_picker" and "open_calendar" not in els
     assert [s.op for s in action(spec, "schedule_add_mention").gui] == ["type", "key_press"]
     assert "mention_button" not in els
     # a search typing a fixed text finds an item: the query is that item
@@ -231,3 +233,33 @@ def test_cli_unusable_file_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert "$.pages[1].actions[4].to" in res.output and "PRODUCT_DETAIL" in res.output
     assert "Traceback" not in res.output
     assert not (tmp_path / "specs").exists()
+
+
+def test_build_takes_imported_specs(tmp_path: Path) -> None:
+    runner = CliRunner()
+    spec = tmp_path / "specs" / "market.json"
+    assert runner.invoke(app, ["import", "autowebworld", str(MARKET), "--out", str(spec)]
+                         ).exit_code == 0
+    res = runner.invoke(app, ["build", "--spec", str(spec.parent), "--no-verify",
+                              "--specs-out", str(tmp_path / "built"),
+                              "--sites-out", str(tmp_path / "sites"),
+                              "--out", str(tmp_path / "traj")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "sites" / "aww_gadgetry" / "manifest.json").is_file()
+    assert (tmp_path / "traj" / "aww_gadgetry" / "candidates.jsonl").read_text().strip()
+    assert "online bookstore" not in res.output  # --spec alone builds no default themes
+    missing = runner.invoke(app, ["build", "--spec", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "no such spec file" in missing.output
+
+
+def test_eval_suite_names_what_is_wrong_with_the_folder(tmp_path: Path) -> None:
+    runner = CliRunner()
+    empty = runner.invoke(app, ["eval", "--policy", "oracle", "--suite",
+                                f"autowebworld:{tmp_path}", "--out", str(tmp_path / "r.jsonl")])
+    assert empty.exit_code == 2 and "no fsm.json files found" in empty.output
+    (tmp_path / "x" / "web").mkdir(parents=True)
+    (tmp_path / "x" / "web" / "fsm.json").write_text('{"meta": {')
+    broken = runner.invoke(app, ["eval", "--policy", "oracle", "--suite",
+                                 f"autowebworld:{tmp_path}", "--out", str(tmp_path / "r.jsonl")])
+    assert broken.exit_code == 2 and "unusable fsm.json" in broken.output
+    assert "Traceback" not in broken.output

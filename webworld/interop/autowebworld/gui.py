@@ -72,7 +72,7 @@ class Procedure:
 
     def __init__(self, action: SrcAction, widgets: Widgets, *, world: str,
                  items: dict[str, list[str]], listing_param: str | None,
-                 typed: dict[str, tuple[str, str]], set_value: Any) -> None:
+                 typed: dict[str, tuple[str | None, str]], set_value: Any) -> None:
         self.action, self.widgets, self.world = action, widgets, world
         self.items, self.listing_param = items, listing_param
         self.typed = typed             # {placeholder} -> (param carrying the text, the text)
@@ -97,6 +97,14 @@ class Procedure:
         nxt = steps[i + 1] if i + 1 < len(steps) else None
         if step.op == "click" and nxt is not None and _DATE_PART.match(nxt.selector or ""):
             return self._date_picker(steps, i)
+        after = steps[i + 2] if i + 2 < len(steps) else None
+        if step.op == "click" and nxt is not None and nxt.op == "click" and after is not None \
+                and _DATE_PART.match(after.selector or ""):
+            self.findings.append(finding(
+                "keys-merged", step.loc,
+                f"action {self.action.id!r}: the click on {step.selector!r} that opens the "
+                "date picker is folded into the choice of the date"))
+            return i + 1
         if step.op == "click" and nxt is not None and nxt.selector == step.selector \
                 and nxt.op in ("type_text", "drag"):
             return i + 1  # a focus click: the fill / drag that follows focuses the field
@@ -129,8 +137,13 @@ class Procedure:
     def _date_picker(self, steps: list[Step], i: int) -> int:
         parts: dict[str, int] = {}
         j = i + 1
-        while j < len(steps) and (m := _DATE_PART.match(steps[j].selector or "")):
-            parts[m.group(1)] = int(m.group(2))
+        own = steps[i].selector + "-"  # the picker's own sub-controls, e.g. #date-picker-hour
+        while j < len(steps) and steps[j].op == "click":
+            m = _DATE_PART.match(steps[j].selector or "")
+            if m:
+                parts[m.group(1)] = int(m.group(2))
+            elif not steps[j].selector.startswith(own):
+                break
             j += 1
         if j < len(steps) and steps[j].op == "key_press" and \
                 (steps[j].key or "Enter").lower() == "enter":
@@ -215,8 +228,9 @@ class Procedure:
             return f"{{{item}}}"
         if name is None:
             return text
-        if text in self.typed:  # the effect stores what is typed
-            return f"{{{self.typed[text][0]}}}"
+        if text in self.typed:  # the effect stores what is typed (as is, or in a template)
+            param, literal = self.typed[text]
+            return f"{{{param}}}" if param else literal
         if isinstance(self.set_value, (str, int)) and not isinstance(self.set_value, bool):
             return str(self.set_value)
         self.findings.append(finding(
@@ -234,13 +248,13 @@ class Procedure:
                 f"action {self.action.id!r} ends by typing; in webworld it commits with Enter"))
 
     def _drag(self, step: Step, i: int) -> int:
-        if "slider" in self.widget or "slider" in naming.words(step.selector):
+        item = self.listing_param if self.listing_param in self.items else None
+        if item is None and ("slider" in self.widget or "slider" in naming.words(step.selector)):
             eid = self.widgets.get(step.selector, "slider",
                                    naming.label_of(step.selector, "range"),
                                    min=0, max=SLIDER_MAX, step=1)
             self._emit(GuiStep(op="drag", element=eid, value=str(_slider_value(step.to_value))))
             return i + 1
-        item = self.listing_param if self.listing_param in self.items else None
         if item is not None:  # scrolling an item into view: pick it in a "Scroll to" list
             eid = self.widgets.get(step.selector, "link", "Scroll to",
                                    options=list(self.items[item]))

@@ -87,10 +87,22 @@ def item_names(world: str, theme: str, noun: str, n: int = 3) -> list[str]:
     fake = _faker(world, noun)
     names: list[str] = []
     while len(names) < n:
-        name = f"{fake.word().capitalize()} {fake.word()} {noun}".strip()
+        if noun in _PEOPLE:
+            name = fake.name()
+        elif noun in _NUMBERED:
+            name = f"{noun.capitalize()} #{fake.random_int(1000, 9999)}"
+        else:
+            name = " ".join(fake.catch_phrase().split()[:3]).capitalize()
         if name not in names:
             names.append(name)
     return names
+
+
+_PEOPLE = frozenset({"user", "member", "contact", "friend", "recipient", "author", "person",
+                     "participant", "attendee", "follower", "customer", "agent", "assignee",
+                     "artist", "instructor", "doctor", "host", "guest", "candidate"})
+_NUMBERED = frozenset({"order", "invoice", "ticket", "issue", "transaction", "payment",
+                       "booking", "reservation", "pr", "pull", "request", "case", "claim"})
 
 
 _TEXT_KINDS = (

@@ -60,6 +60,7 @@ from webworld.spec.validate import Finding
 GENERATOR = "webworld.interop.autowebworld"
 ITEMS_PER_LIST = 3
 _PLACEHOLDER = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_INLINE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _APPEND = re.compile(r"^append\(\s*\$\.([A-Za-z_]\w*)\s*,\s*(\{.*\})\s*\)$", re.S)
 _FIELD = re.compile(r'"(name|title|id)"\s*:\s*(\$\.[A-Za-z_]\w*|gen_id\(\)|"[^"]*")')
 
@@ -102,7 +103,7 @@ class Plan:
 
     action: SrcAction
     items: dict[str, list[str]] = field(default_factory=dict)   # item params -> names
-    typed: dict[str, tuple[str, str]] = field(default_factory=dict)  # {x} -> (param, text)
+    typed: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # {x} -> param, text
     guards: list[Condition] = field(default_factory=list)
     effects: list[tuple[Eff, str, Value | None]] = field(default_factory=list)  # op, value
     set_value: Any = None
@@ -271,8 +272,30 @@ class Translator:
         if eff.value_ref is not None:
             return self._ref(plan, eff, info)
         if eff.value_expr is not None:
-            return self._expr(plan, eff, info)
+            return self._expr(plan, eff, info, eff.value_expr, "value_expr")
+        m = _PLACEHOLDER.match(eff.value) if isinstance(eff.value, str) else None
+        if m and m.group(1) not in plan.action.params:  # "value": "{input_text}"
+            return self._expr(plan, eff, info, eff.value, "value")
+        if m:
+            eff.value_ref = eff.value
+            return self._ref(plan, eff, info)
+        if isinstance(eff.value, str) and _INLINE.search(eff.value):  # "Campaign {input_text}"
+            return self._const(self._template(plan, eff, eff.value), info, eff.op)
         return self._const(eff.value, info, eff.op)
+
+    def _template(self, plan: Plan, eff: Eff, template: str) -> str:
+        """A stored text with typed parts: each part gets a realistic text the action types."""
+        def fill(match: re.Match[str]) -> str:
+            field_name = next((s.selector for s in plan.action.steps
+                               if s.op == "type_text" and s.text == match.group(0)), eff.var)
+            text = naming.typed_text(self.world, field_name)
+            plan.typed[match.group(0)] = (None, text)
+            return text
+
+        value = _INLINE.sub(fill, template)
+        self.note("text-synthesized", eff.loc + ("value",),
+                  f"{template!r} stores typed text; the file gives none, so it is {value!r}")
+        return value
 
     def _const(self, value: Any, info: VarInfo, op: str) -> Value:
         if op == "append_unique" and value is not None:
@@ -295,15 +318,17 @@ class Translator:
         value = self._param_value(plan, m.group(1), eff.loc + ("value_ref",))
         if value is None:
             return None
+        if isinstance(value.const, str) and _PLACEHOLDER.match(value.const):
+            return self._expr(plan, eff, info, value.const, "value_ref")  # {input_text}
         if value.param:
             for item in plan.items[value.param]:
                 info.add_item(item) if eff.op == "append_unique" else info.add(item)
             return value
         return self._const(value.const, info, eff.op)
 
-    def _expr(self, plan: Plan, eff: Eff, info: VarInfo) -> Value | None:
-        expr = (eff.value_expr or "").strip()
-        loc = eff.loc + ("value_expr",)
+    def _expr(self, plan: Plan, eff: Eff, info: VarInfo, expr: str, key: str) -> Value | None:
+        expr = expr.strip()
+        loc = eff.loc + (key,)
         m = _PLACEHOLDER.match(expr)
         if m:  # what the user types, e.g. {input_text}
             param = naming.slug(f"{eff.var} text", 40)
@@ -312,6 +337,8 @@ class Translator:
             text = naming.typed_text(self.world, field_name)
             plan.typed[expr] = (param, text)
             info.add(text)
+            self.note("text-synthesized", loc,
+                      f"{expr} stores what is typed; the file gives no text, so it is {text!r}")
             return Value(param=param)
         if expr.startswith('"') and expr.endswith('"'):
             return self._const(json.loads(expr), info, eff.op)
@@ -420,7 +447,7 @@ class Translator:
             return Effect(op="set", var=var, value=None) if info.kind != "list" else \
                 Effect(op="clear", var=var)
         if value.param:
-            typed = dict(plan.typed.values())
+            typed = {p: t for p, t in plan.typed.values() if p}
             params[value.param] = [typed[value.param]] if value.param in typed else \
                 list(plan.items.get(value.param) or [])
             op = "append" if eff.op == "append_unique" else "set_param"
@@ -489,7 +516,7 @@ class Translator:
         out = []
         for k, (guards, effects, params) in enumerate(variants):
             for p, text in plan.typed.values():
-                if any(f"{{{p}}}" == (s.value or "") for s in gui.steps):
+                if p and any(f"{{{p}}}" == (s.value or "") for s in gui.steps):
                     params[p] = [text]
             if listing and listing not in params:
                 params[listing] = list(plan.items[listing])
