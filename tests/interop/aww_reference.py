@@ -77,6 +77,10 @@ def _value(eff: dict[str, Any], sig: dict[str, Any], params: dict[str, Any]) -> 
         return json.loads(expr)
     if expr == "now()":
         return "date"
+    if expr == "gen_id()":
+        return TOKEN
+    if not expr.startswith("append("):
+        return None  # an expression with no finite meaning stores nothing
     found = re.search(r'"(?:name|title|id)"\s*:\s*(\$\.\w+)', expr)
     return ("append", sig.get(_name(found.group(1))) if found else "new")
 

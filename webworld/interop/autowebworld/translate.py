@@ -342,6 +342,10 @@ class Translator:
             return Value(param=param)
         if expr.startswith('"') and expr.endswith('"'):
             return self._const(json.loads(expr), info, eff.op)
+        if expr == "gen_id()":
+            value = f"new {naming.words(eff.var)[0]}"
+            self.note("expr-approximated", loc, f"gen_id() stores one new id, {value!r}")
+            return self._const(value, info, eff.op)
         if expr == "now()":
             p = plan.action.params
             date = f"{int(p.get('year', 2025)):04d}-{int(p.get('month', 1)):02d}-" \
