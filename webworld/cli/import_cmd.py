@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def autowebworld_cmd(
     files = fsm_files(sources)
     if world_id and len(files) > 1:
         raise UsageError("--id names one world; give one source file")
+    if world_id and not re.fullmatch(r"[a-z][a-z0-9_]{0,79}", world_id):
+        raise UsageError(f"--id {world_id!r}: use lower-case letters, digits and _, "
+                         "starting with a letter")
     results = [import_fsm(f, world_id) for f in files]
     single_file = len(files) == 1 and output is not None and output.suffix == ".json"
     for result in results:

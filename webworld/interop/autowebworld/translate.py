@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from webworld.interop.autowebworld import naming
 from webworld.interop.autowebworld.findings import finding
 from webworld.interop.autowebworld.gui import Procedure, Widgets
@@ -81,7 +83,13 @@ def import_fsm(path: str | Path, world_id: str | None = None) -> ImportResult:
     source = load_source(path)
     if not source.ok:
         return ImportResult(source, None, list(source.findings))
-    return Translator(source, world_id).run()
+    try:
+        return Translator(source, world_id).run()
+    except ValidationError as exc:  # a translation webworld's spec model rejects
+        first = exc.errors()[0]
+        return ImportResult(source, None, [*source.findings, finding(
+            "bad-shape", (), f"the translated spec is not valid: {first['msg']} at "
+                             f"{'.'.join(map(str, first['loc']))}")])
 
 
 # --- what one source effect means, before domains are known ----------------------------
