@@ -195,6 +195,8 @@ BAD = [
      "bad-path", "$.pages[0].actions[0].effects[0].path"),
     ("bad-shape", lambda d: d["pages"][0]["actions"][0].update(is_navigation="no"),
      "bad-shape", "$.pages[0].actions[0].is_navigation"),
+    ("no-gui-steps", lambda d: d["pages"][0]["actions"][0].update(gui_procedure=[]),
+     "bad-shape", "$.pages[0].actions[0].gui_procedure"),
 ]
 
 

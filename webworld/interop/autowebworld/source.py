@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from webworld.interop.autowebworld.findings import finding
+from webworld.spec.io import json_path
 from webworld.spec.validate import Finding
 
 Loc = tuple[Any, ...]
@@ -236,7 +237,10 @@ def _action(r: _Reader, raw: Any, page: str, loc: Loc) -> SrcAction | None:
             if (e := _eff(r, e_raw, loc + ("effects", k))) is not None]
     steps = [s for k, s_raw in enumerate(r.want(raw, "gui_procedure", list, loc) or [])
              if (s := _step(r, s_raw, loc + ("gui_procedure", k))) is not None]
-    if aid is None:
+    if aid is not None and not steps and not any(f.path.startswith(
+            json_path(loc + ("gui_procedure",))) for f in r.findings):
+        r.note("bad-shape", loc + ("gui_procedure",), f"action {aid!r} has no GUI steps")
+    if aid is None or not steps:
         return None
     return SrcAction(aid, page, bool(navigates), to, params, pres, effs, steps, loc)
 

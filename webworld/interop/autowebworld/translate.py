@@ -527,35 +527,33 @@ class Translator:
         variants = self._variants(plan)
         out = []
         for k, (guards, effects, params) in enumerate(variants):
-            for p, text in plan.typed.values():
-                if p and any(f"{{{p}}}" == (s.value or "") for s in gui.steps):
-                    params[p] = [text]
-            if listing and listing not in params:
-                params[listing] = list(plan.items[listing])
-            for step in gui.steps:
-                for name in re.findall(r"\{(\w+)\}", step.value or ""):
-                    if name in plan.items and name not in params:
-                        params[name] = list(plan.items[name])
-            aid = _action_id(a.id) + (f"_{k + 1}" if len(variants) > 1 else "")
-            navigate = _page_id(a.to) if a.navigates else None
-            is_back = bool(navigate) and any(w in naming.words(a.id + " " + " ".join(
-                s.selector for s in a.steps)) for w in ("back", "home", "logo", "breadcrumb",
-                                                       "close", "cancel"))
+            params.update(self._step_params(plan, gui.steps, listing))
             out.append(Action(
-                id=aid, label=naming.humanize(" ".join(w for w in naming.words(a.id)
-                                                       if w != "act")),
-                gui=gui.steps or [], guards=guards, effects=effects + resets,
+                id=_action_id(a.id) + (f"_{k + 1}" if len(variants) > 1 else ""),
+                label=naming.humanize(" ".join(w for w in naming.words(a.id) if w != "act")),
+                gui=gui.steps, guards=guards, effects=effects + resets,
                 params=[Parameter(name=n, domain=d) for n, d in sorted(params.items())],
-                navigate=navigate, is_back=is_back))
+                navigate=_page_id(a.to) if a.navigates else None, is_back=_is_back(a)))
         return out
 
+    @staticmethod
+    def _step_params(plan: Plan, steps: list, listing: str | None) -> dict[str, list]:
+        """The domains of the parameters the GUI steps bind: typed text, items."""
+        bound = {name for s in steps for name in re.findall(r"\{(\w+)\}", s.value or "")}
+        params: dict[str, list] = {p: [text] for p, text in plan.typed.values()
+                                   if p and p in bound}
+        for name in bound | ({listing} if listing else set()):
+            if name in plan.items:
+                params.setdefault(name, list(plan.items[name]))
+        return params
+
     def _listing_param(self, plan: Plan) -> str | None:
-        """The item parameter a click chooses: stored by an effect, not typed anywhere."""
-        typed = {s.text[1:-1] for s in plan.action.steps if s.op == "type_text" and s.text
-                 and s.text.startswith("{")}
+        """The item parameter a click chooses: stored by an effect, in an action that types
+        nothing (a typed item is a search)."""
+        if any(s.op == "type_text" for s in plan.action.steps):
+            return None
         for _, _, value in plan.effects:
-            if value is not None and value.param in plan.items and value.param not in typed \
-                    and not any(s.op == "type_text" for s in plan.action.steps):
+            if value is not None and value.param in plan.items:
                 return value.param
         return None
 
@@ -617,6 +615,13 @@ class Translator:
     def _tasks(self) -> list[Task]:
         return [Task(id=naming.slug(t.lower(), 60), goal=Goal(page=_page_id(t)),
                      intents=naming.intents(t, self.name)) for t in self.src.terminals]
+
+
+def _is_back(action: SrcAction) -> bool:
+    """A navigating action that goes back (by its id or its controls' names)."""
+    words = naming.words(action.id + " " + " ".join(s.selector for s in action.steps))
+    return action.navigates and any(w in words for w in ("back", "home", "logo", "breadcrumb",
+                                                          "close", "cancel"))
 
 
 def _item_params(action: SrcAction) -> list[str]:
