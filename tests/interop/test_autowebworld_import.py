@@ -51,12 +51,8 @@ def test_import_is_valid_and_reaches_what_the_format_reaches(path: Path) -> None
     assert result.ok, [f for f in result.findings if f.severity == "error"]
     report = validate(result.spec)
     assert report.valid, report.errors
-    graph = explore_states(result.spec)
-    ours: dict[str, int] = {}
-    for i, state in enumerate(graph.states):
-        if result.spec.page(state.page).terminal:
-            ours.setdefault(state.page, graph.depth[i])
-            ours[state.page] = min(ours[state.page], graph.depth[i])
+    ours = {page: depth for page, depth in explore_states(result.spec).page_depths().items()
+            if result.spec.page(page).terminal}
     reference = shortest_to_terminals(raw(path))
     assert ours == {k.lower(): v for k, v in reference.items()}
     assert len(ours) == len(raw(path)["meta"]["terminal_pages"])

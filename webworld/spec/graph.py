@@ -58,6 +58,14 @@ class StateGraph:
     def truncated(self) -> bool:
         return self.truncated_by is not None
 
+    def page_depths(self) -> dict[str, int]:
+        """The fewest steps to each reached page (states are in BFS order, so the first
+        state on a page is the nearest)."""
+        depths: dict[str, int] = {}
+        for state, depth in zip(self.states, self.depth):
+            depths.setdefault(state.page, depth)
+        return depths
+
     def matching(self, page: str, conditions: list) -> list[int]:
         """Ids of the states that satisfy a goal."""
         return [

@@ -509,7 +509,7 @@ class Translator:
         for plan in plans:
             actions.extend(self._actions(plan, widgets, variables))
         elements = list(widgets.elements.values())
-        elements = self._overlays(page, plans, actions, elements, variables)
+        elements = self._overlays(page, actions, elements, variables)
         pid = _page_id(page.id)
         terminal = page.id in self.src.terminals
         return Page(id=pid, title=naming.humanize(page.id), role=self._role(page, terminal),
@@ -557,8 +557,8 @@ class Translator:
                 return value.param
         return None
 
-    def _overlays(self, page: SrcPage, plans: list[Plan], actions: list[Action],
-                  elements: list[Element], variables: dict[str, Variable]) -> list[Element]:
+    def _overlays(self, page: SrcPage, actions: list[Action], elements: list[Element],
+                  variables: dict[str, Variable]) -> list[Element]:
         """Consent and permission prompts: the controls of the actions that answer them sit
         in an overlay shown while the answer is unset (blocking for interceptors)."""
         out = list(elements)
