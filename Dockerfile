@@ -2,7 +2,7 @@
 FROM python:3.11-slim-bookworm
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends chromium \
+    && apt-get install -y --no-install-recommends chromium graphviz \
     && rm -rf /var/lib/apt/lists/*
 ENV WEBWORLD_CHROMIUM=/usr/bin/chromium \
     PYTHONUNBUFFERED=1

@@ -19,12 +19,17 @@ pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
 # several GB of CUDA packages.
 .venv/bin/python -c "import torch" 2>/dev/null || pip install "torch==2.13.0"
 
-# Debian's chromium for Playwright (Playwright cannot download browsers here).
-if [ -z "${WEBWORLD_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+# Debian's chromium for Playwright (Playwright cannot download browsers here), and
+# Graphviz, which lays out the dashboard's state-machine graphs.
+debs=""
+if [ -z "${WEBWORLD_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then debs="chromium"; fi
+command -v dot >/dev/null || debs="$debs graphviz"
+if [ -n "$debs" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        # shellcheck disable=SC2086
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $debs >/dev/null
     else
-        echo "note: install Debian's chromium (apt-get install chromium) or set WEBWORLD_CHROMIUM" >&2
+        echo "note: install Debian's$debs (apt-get install$debs); set WEBWORLD_CHROMIUM for another Chromium" >&2
     fi
 fi
 

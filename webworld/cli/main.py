@@ -6,6 +6,7 @@ import typer
 
 from webworld import __version__
 from webworld.cli.build_cmd import build_cmd
+from webworld.cli.dashboard_cmd import dashboard_cmd
 from webworld.cli.env_cmd import env_app
 from webworld.cli.eval_cmd import eval_app
 from webworld.cli.explore_cmd import explore_cmd
@@ -39,6 +40,7 @@ app.command("serve")(serve_cmd)
 app.command("verify")(verify_cmd)
 app.command("build")(build_cmd)
 app.command("export")(export_cmd)
+app.command("dashboard")(dashboard_cmd)
 
 
 @app.command("archetypes")

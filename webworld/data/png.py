@@ -18,6 +18,13 @@ LEVEL = 6
 _FAST = 2  # zlib's FLEVEL (bits 6-7 of the stream's second byte) below "default": fast levels
 
 
+def png_size(header: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's first 24 bytes; None if they are not a PNG's."""
+    if len(header) < 24 or not header.startswith(SIGNATURE) or header[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", header[16:24])
+
+
 def compact_png(data: bytes) -> bytes:
     """``data`` with its image data deflated again at :data:`LEVEL` if that was faster
     (see the module doc); ancillary chunks are kept, in their order."""

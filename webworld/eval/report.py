@@ -5,12 +5,12 @@ and a few episode traces (each step's screenshot with the acted element outlined
 from __future__ import annotations
 
 import base64
-import struct
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
+from webworld.data.png import png_size
 from webworld.eval.results import Rate, error_counts, failures, group_of, rates
 from webworld.eval.runner import load_traces
 from webworld.fsio import atomic_write_text
@@ -18,8 +18,14 @@ from webworld.fsio import atomic_write_text
 TEMPLATE = Path(__file__).with_name("report.html.j2")
 
 
-def png_size(data: bytes) -> tuple[int, int]:
-    return struct.unpack(">II", data[16:24])
+def box_style(box: list[float] | None, size: tuple[int, int] | None) -> str:
+    """CSS placing an element's box [x, y, w, h] (CSS px) over its screenshot, in percent;
+    empty when there is no box or it lies below the picture (acting scrolls to it)."""
+    if not box or not size or not size[0] or not size[1] or box[1] >= size[1]:
+        return ""
+    (x, y, w, h), (width, height) = box, size
+    return (f"left:{100 * x / width:.2f}%;top:{100 * y / height:.2f}%;"
+            f"width:{100 * w / width:.2f}%;height:{100 * h / height:.2f}%")
 
 
 def _trace_view(trace: dict[str, Any]) -> dict[str, Any]:
@@ -29,11 +35,7 @@ def _trace_view(trace: dict[str, Any]) -> dict[str, Any]:
         if step.get("image") and Path(step["image"]).is_file():
             data = Path(step["image"]).read_bytes()
             view["src"] = "data:image/png;base64," + base64.b64encode(data).decode()
-            width, height = png_size(data)
-            if step.get("box") and step["box"][1] < height:  # acting scrolls to one below
-                x, y, w, h = step["box"]
-                view["box"] = (f"left:{100 * x / width:.2f}%;top:{100 * y / height:.2f}%;"
-                               f"width:{100 * w / width:.2f}%;height:{100 * h / height:.2f}%")
+            view["box"] = box_style(step.get("box"), png_size(data[:24]))
         steps.append(view)
     return {**trace, "trace": steps}
 
