@@ -214,10 +214,12 @@ def _rl_run(found: Found) -> TrainRun:
 def _sft_run(found: Found, state: Path | None) -> TrainRun:
     summary = read_json_or(found.path / "sft_summary.json", {})
     summary = summary if isinstance(summary, dict) else {}
-    history = read_json_or(state, {}).get("log_history", []) if state else []
-    rows = [r for r in history if isinstance(r, dict)]
+    trainer = read_json_or(state, {}) if state else {}
+    history = trainer.get("log_history") if isinstance(trainer, dict) else None
+    rows = [r for r in history if isinstance(r, dict)] if isinstance(history, list) else []
+    settings = summary.get("settings")
     notes = [] if summary else ["no sft_summary.json yet: the run is going on, or was stopped"]
-    return TrainRun(found, summary.get("settings", {}), rows, summary, notes)
+    return TrainRun(found, settings if isinstance(settings, dict) else {}, rows, summary, notes)
 
 
 def dataset_view(found: Found, examples: int = 3) -> dict[str, Any]:
