@@ -122,8 +122,8 @@ def test_trajectory_viewer_steps_forward_and_back(board: str, workspace: Workspa
         assert record["steps"][i]["action"] in shown.inner_text()
         src = shown.locator("img").get_attribute("src")
         assert src.endswith(record["steps"][i]["observation"]["screenshot"])
-        assert page.evaluate("s => document.querySelector(s).naturalWidth",
-                             "section.step.shown img") > 0
+        page.wait_for_function("() => document.querySelector('section.step.shown img')"
+                               ".naturalWidth > 0")  # loaded once shown (lazy)
 
     at(0)
     assert page.locator("#prev-step").is_disabled()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -79,6 +80,11 @@ def create_app(folders: Folders) -> FastAPI:
     return app
 
 
+def _watch(view: str, ident: str = "") -> str:
+    """The query a page polls /api/stamp with (see dashboard.js)."""
+    return urlencode({"view": view, "id": ident})
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -101,7 +107,7 @@ def _add_world_routes(app: FastAPI, board: Dashboard) -> None:
         return board.page("home.html.j2", request, worlds=len(worlds.ids()),
                           counts={k: sum(f.kind == k for f in found)
                                   for k in ("dataset", "rl", "sft", "eval")},
-                          watch="view=home")
+                          watch=_watch("home"))
 
     @app.get("/worlds", response_class=HTMLResponse)
     def gallery(request: Request, q: str = Query("", max_length=200),
@@ -110,7 +116,7 @@ def _add_world_routes(app: FastAPI, board: Dashboard) -> None:
         paging = _pages(len(ids), CARDS_PER_PAGE, page)
         shown = ids[paging["start"]:paging["start"] + CARDS_PER_PAGE]
         return board.page("gallery.html.j2", request, cards=[worlds.card(w) for w in shown],
-                          paging=paging, q=q, watch="view=gallery")
+                          paging=paging, q=q, watch=_watch("gallery"))
 
     @app.get("/worlds/{world}", response_class=HTMLResponse)
     def world_page(request: Request, world: str, page: int = Query(1, ge=1, le=1_000_000)) -> Response:
@@ -125,7 +131,7 @@ def _add_world_routes(app: FastAPI, board: Dashboard) -> None:
             shots=worlds.page_screenshots(world), paths=trajectories.task_paths(),
             verified=trajectories.verified[paging["start"]:paging["start"] + ROWS_PER_PAGE],
             paging=paging, failure_groups=trajectories.failure_groups(),
-            notes=trajectories.notes, watch=f"view=world&id={world}")
+            notes=trajectories.notes, watch=_watch("world", world))
 
     @app.get("/worlds/{world}/graph.svg")
     def graph_file(world: str) -> Response:
@@ -143,7 +149,7 @@ def _add_world_routes(app: FastAPI, board: Dashboard) -> None:
                           failure=failure, candidate=candidate,
                           steps=views.verified_steps(worlds, world, record, candidate),
                           planned=views.planned_steps(candidate, failure),
-                          watch=f"view=world&id={world}")
+                          watch=_watch("world", world))
 
     @app.get("/files/worlds/{world}/{relative:path}")
     def world_file(world: str, relative: str) -> FileResponse:
@@ -163,14 +169,14 @@ def _add_run_routes(app: FastAPI, board: Dashboard) -> None:
         evals = [runs.eval_run(f) for f in found if f.kind == "eval"]
         return board.page("runs.html.j2", request, train=train, evals=evals,
                           summaries={e.found.id: views.eval_summary(e.records) for e in evals},
-                          watch="view=runs")
+                          watch=_watch("runs"))
 
     @app.get("/runs/train/{run_id:path}", response_class=HTMLResponse)
     def train_page(request: Request, run_id: str) -> Response:
         run = runs.train_run(runs.get("train", run_id))
         return board.page("train.html.j2", request, run=run, charts=curves([run]),
                           evals=runs.evals_beside(run.found),
-                          watch=f"view=train&id={run_id}")
+                          watch=_watch("train", run_id))
 
     @app.get("/runs/eval/{run_id:path}", response_class=HTMLResponse)
     def eval_page(request: Request, run_id: str) -> Response:
@@ -178,7 +184,7 @@ def _add_run_routes(app: FastAPI, board: Dashboard) -> None:
         traces, trace_problem = views.eval_traces(run)
         return board.page("eval.html.j2", request, run=run, summary=views.eval_summary(run.records),
                           traces=traces, trace_problem=trace_problem,
-                          watch=f"view=eval&id={run_id}")
+                          watch=_watch("eval", run_id))
 
     @app.get("/runs/compare", response_class=HTMLResponse)
     def compare_page(request: Request, run: list[str] = Query(default=[])) -> Response:
@@ -197,13 +203,13 @@ def _add_run_routes(app: FastAPI, board: Dashboard) -> None:
         found = [f for f in runs.scan() if f.kind == "dataset"]
         return board.page("datasets.html.j2", request,
                           datasets=[(f, dataset_view(f, examples=0)) for f in found],
-                          watch="view=runs")
+                          watch=_watch("runs"))
 
     @app.get("/datasets/{dataset_id:path}", response_class=HTMLResponse)
     def dataset_page(request: Request, dataset_id: str) -> Response:
         found = runs.get("dataset", dataset_id)
         return board.page("dataset.html.j2", request, found=found, view=dataset_view(found),
-                          watch=f"view=dataset&id={dataset_id}")
+                          watch=_watch("dataset", dataset_id))
 
 
 # --- live updates, errors, headers -------------------------------------------------------------

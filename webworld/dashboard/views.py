@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from webworld.dashboard.reading import NotFound, Unreadable
 from webworld.dashboard.runs import EvalRun, RunCatalog, TrainRun, curves
@@ -102,7 +103,8 @@ def eval_traces(run: EvalRun) -> tuple[list[dict[str, Any]], str]:
         for step in trace.get("trace", []):
             image = Path(step.get("image") or "")
             relative = image.relative_to(folder).as_posix() if image.is_relative_to(folder) else ""
-            step["src"] = f"/files/eval?run={run.found.id}&file={relative}" if relative else ""
+            step["src"] = "/files/eval?" + urlencode({"run": run.found.id, "file": relative}) \
+                if relative else ""
             step["box_css"] = box_style(step.get("box"), _size(image)) if relative else ""
     return traces, ""
 
