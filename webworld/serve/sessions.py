@@ -43,7 +43,8 @@ class SessionStore:
     def verify(self, cookie: str) -> str | None:
         """The session id of a genuine cookie, else None (forged or malformed)."""
         sid, _, _ = cookie.partition(".")
-        if not sid or not hmac.compare_digest(self.sign(sid), cookie):
+        # compare_digest refuses non-ASCII str (a TypeError, once a 500): such a cookie is forged
+        if not sid or not cookie.isascii() or not hmac.compare_digest(self.sign(sid), cookie):
             return None
         return sid
 
@@ -54,6 +55,13 @@ class SessionStore:
             while len(self._sessions) > self._capacity:
                 self._sessions.popitem(last=False)
         return session
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __contains__(self, sid: object) -> bool:
+        """Held now (without counting as a use)."""
+        return sid in self._sessions
 
     def get(self, sid: str) -> Session | None:
         with self._lock:
