@@ -8,9 +8,10 @@ space is finite and BFS can enumerate it.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SPEC_VERSION = "1.0"
 
@@ -181,6 +182,15 @@ class Task(_Model):
     slots: list[Identifier] = Field(default_factory=list)
     bindings: dict[Identifier, Scalar] = Field(default_factory=dict)
     intents: list[str] = Field(min_length=1)
+
+    @field_validator("slots")
+    @classmethod
+    def _slots_once(cls, slots: list[str]) -> list[str]:
+        # a repeated slot means nothing, and the explorer's work grows with the list
+        repeated = sorted(name for name, count in Counter(slots).items() if count > 1)
+        if repeated:
+            raise ValueError(f"slot(s) listed more than once: {', '.join(repeated)}")
+        return slots
 
 
 class Provenance(_Model):
