@@ -126,7 +126,9 @@ def write_table(args: argparse.Namespace, runs: dict) -> None:
              f"{platform.machine()} CPU, {platform.system()}; compact observations; held-out "
              "worlds: `webworld/eval/heldout.json`; MiniWoB++: "
              f"{MINIWOB.replace(',', ', ')}. Wall time includes model loading and, for the "
-             "first held-out run, making the held-out worlds.", "",
+             "first held-out run, making the held-out worlds; a run resumed over several "
+             "invocations sums their wall times (each loads its model again). The oracle has "
+             "no path on MiniWoB++, so it runs on held-out worlds only.", "",
              "| policy | suite | episodes | success [95% CI] | mean steps | unparsable replies "
              "| tokens / episode | wall (s) | episodes/s |", "|---|---|---|---|---|---|---|---|---|"]
     for name, run in runs.items():
