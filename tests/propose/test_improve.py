@@ -44,6 +44,11 @@ CASES: list[tuple[str, Mutation, str, Callable[[WorldSpec], bool]]] = [
      lambda s: [a.id for a in s.pages[2].actions] == ["checkout", "results_back_2"]),
     ("dup-page", lambda s: s.pages.append(Page(id="cart", title="Cart again")), "duplicate-id",
      lambda s: [p.id for p in s.pages] == ["home", "results", "cart", "done"]),  # then pruned
+    ("tasks-pasted-twice", lambda s: s.tasks.extend(t.model_copy(deep=True) for t in s.tasks * 3),
+     "duplicate-id", lambda s: [t.id for t in s.tasks] == [s.tasks[0].id]),
+    ("task-copied-and-edited", lambda s: s.tasks.append(s.tasks[0].model_copy(
+        deep=True, update={"intents": ["Buy {query} again"]})), "duplicate-id",
+     lambda s: [t.id for t in s.tasks] == [s.tasks[0].id, s.tasks[0].id + "_2"]),
     ("typo-navigate", lambda s: setattr(act(s, "open_cart"), "navigate", "carts"),
      "dangling-reference", lambda s: act(s, "open_cart").navigate == "cart"),
     ("navigate-nowhere", lambda s: s.pages[1].actions.append(

@@ -239,9 +239,14 @@ def _scope(spec: WorldSpec, t: Target) -> set[str]:
 
 
 def fix_duplicate(spec: WorldSpec, f: Finding, t: Target) -> str | None:
-    """Rename the later duplicate with a numeric suffix; references keep the first."""
+    """Drop the later duplicate when it copies an earlier one exactly (a list pasted twice
+    would otherwise become thousands of renamed tasks to explore); else rename it with a
+    numeric suffix, and references keep the first."""
     obj, attr = t.objs[t.role or ""], t.field or "id"
     old = getattr(obj, attr)
+    siblings = t.lists.get(t.role or "", [])
+    if any(x is not obj and getattr(x, attr, None) == old and x == obj for x in siblings):
+        return _drop(t, t.role or "", "it is an exact copy of an earlier one")
     new = fresh_id(old, _scope(spec, t))
     setattr(obj, attr, new)
     return f"renamed the later {t.role} {old!r} to {new!r}"
