@@ -1,170 +1,180 @@
-"""The staleness experiment, a miniature of the VESPO paper's claim, on the fast env: success
-after a fixed budget of rollout batches for VESPO, GSPO, GRPO and SAPO with N = 1, 4, 16
-optimiser steps per rollout batch and fully asynchronous rollouts (K versions behind);
-writes docs/staleness.md and docs/staleness.png.
+"""The staleness experiment, a miniature of the VESPO paper's claim, where on-policy learning
+works: VESPO, GSPO, GRPO and SAPO with N = 1, 4, 16 optimiser steps per rollout batch and fully
+asynchronous rollouts (K versions behind), 3 seeds each, on the button board of
+``webworld.train.sanity`` scaled up (8 buttons: chance is 1/8); writes docs/staleness.md and
+docs/staleness.png.
 
-    .venv/bin/python experiments/staleness.py        # after experiments/train_vespo.py made
-                                                     # the worlds and the SFT policy
-    .venv/bin/python experiments/staleness.py --quick
+    .venv/bin/python experiments/staleness.py             # 48 runs, about an hour on 2 cores
+    .venv/bin/python experiments/staleness.py --quick     # 2 batches per run
 
-Every run starts from the same SFT policy (``runs/train_vespo/sft/model``) on the same
-training worlds, with the same seed, batches and learning rate; each is a resumable
-`webworld train rl` run folder under ``--work`` (one torch thread each; ``--parallel``).
+Every run of a seed starts from the same start policy (it knows the reply format and presses a
+button at random) on the same board, with the default learning rate and warm-up of the
+policy family; only the algorithm and the staleness differ. Each run is a resumable
+`webworld train rl` folder under ``--work``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import os
 import platform
-import subprocess
+import statistics
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_vespo import write_keeping_reading  # noqa: E402  (experiments/ is on the path)
+from rl_runs import (  # noqa: E402  (experiments/ is on the path)
+    ROOT,
+    area_under_curve,
+    final_success,
+    mean_interval,
+    prepare_board,
+    rel,
+    train_rl,
+)
+from train_vespo import write_keeping_reading  # noqa: E402
 
-from webworld.fsio import atomic_write_bytes, atomic_write_json  # noqa: E402
+from webworld.fsio import atomic_write_bytes  # noqa: E402
 
 ALGOS = ("vespo", "gspo", "grpo", "sapo")
 SETTINGS = (("N=1", ["-N", "1"]), ("N=4", ["-N", "4"]), ("N=16", ["-N", "16"]),
             ("async K=4", ["-N", "1", "--async", "4"]))
 
 
-def rel(path: Path) -> str:
-    return os.path.relpath(path, ROOT)
-
-
-def run_one(args: argparse.Namespace, algo: str, setting: str, flags: list[str]) -> dict:
-    out = args.work / f"{algo}-{setting.replace(' ', '_').replace('=', '')}"
-    command = ["train", "rl", "--algo", algo, "--model", rel(args.policy), "--worlds",
-               rel(args.worlds), "--env", "fast", "--out", rel(out), "--steps", str(args.steps),
-               "--tasks", str(args.tasks), "-G", "4", "--lr", str(args.lr), "--seed", str(args.seed),
-               "--from-goal", str(args.from_goal), "--temperature", str(args.temperature),
-               "--checkpoint-every", "5", *flags]
-    done = out / "model" / "config.json"
-    log = out / "experiment.json"
-    if not (done.is_file() and log.is_file()):
-        resume = ["--resume"] if (out / "checkpoints").is_dir() else []
-        started = time.perf_counter()
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()",
-                        *command, *resume], check=True, cwd=ROOT, env=env,
-                       stdout=subprocess.DEVNULL)
-        earlier = json.loads(log.read_text())["wall"] if log.is_file() else 0.0
-        atomic_write_json(log, {"command": "webworld " + " ".join(command),
-                                "wall": earlier + time.perf_counter() - started})
-    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    return {"algo": algo, "setting": setting, "rows": rows, **json.loads(log.read_text())}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "staleness")
-    parser.add_argument("--policy", type=Path, default=ROOT / "runs/train_vespo/sft/model")
-    parser.add_argument("--worlds", type=Path, default=ROOT / "runs/train_vespo/worlds")
-    parser.add_argument("--steps", type=int, default=8, help="rollout batches per run")
-    parser.add_argument("--temperature", type=float, default=0.5)
-    parser.add_argument("--from-goal", type=int, default=2,
-                        help="episodes start this many steps before the goal (0: whole tasks)")
-    parser.add_argument("--tasks", type=int, default=8, help="task instances per batch (x G=4)")
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--model", default="tiny")
+    parser.add_argument("--buttons", type=int, default=8)
+    parser.add_argument("--warm-steps", type=int, default=120)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=40, help="rollout batches per run")
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--group-size", type=int, default=8)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--parallel", type=int, default=2)
     args = parser.parse_args()
     if args.quick:
         args.steps = 2
-    runs = [(a, s, f) for s, f in SETTINGS for a in ALGOS]
+    boards = {s: prepare_board(args.work, s, args.buttons, args.model, args.warm_steps)
+              for s in args.seeds}
+    runs = [(a, setting, flags, s) for setting, flags in SETTINGS for a in ALGOS
+            for s in args.seeds]
     with ThreadPoolExecutor(args.parallel) as pool:
-        results = list(pool.map(lambda r: run_one(args, *r), runs))
+        results = list(pool.map(lambda r: run_one(args, boards, *r), runs))
     write_report(args, results)
 
 
-def final_success(rows: list[dict], last: int) -> float:
-    tail = rows[-last:]
-    return sum(r["success_rate"] for r in tail) / max(len(tail), 1)
+def run_one(args: argparse.Namespace, boards: dict[int, Path], algo: str, setting: str,
+            flags: list[str], seed: int) -> dict:
+    out = args.work / f"{algo}-{setting.replace(' ', '_').replace('=', '')}-s{seed}"
+    common = ["--algo", algo, "--model", rel(boards[seed] / f"start-{args.model}"),
+              "--steps", str(args.steps), "--tasks", str(args.tasks), "-G", str(args.group_size),
+              "--envs", str(args.tasks * args.group_size), "--temperature",
+              f"{args.temperature:g}", "--max-new-tokens", str(args.max_new_tokens), "--seed",
+              str(seed), "--checkpoint-every", "10"]
+    return {"algo": algo, "setting": setting, "seed": seed,
+            **train_rl(out, boards[seed], [*common, *flags])}
 
 
-def mean_stat(rows: list[dict], key: str) -> str:
-    """Mean of a loss statistic over the batches that learnt anything ('-' if none did)."""
-    values = [r[key] for r in rows if r.get("learned_episodes") and key in r]
-    return f"{sum(values) / len(values):.3f}" if values else "-"
+def cells(results: list[dict], algo: str, setting: str) -> list[dict]:
+    return [r for r in results if r["algo"] == algo and r["setting"] == setting]
 
 
-def cell_table(results: list[dict], cell) -> list[str]:  # type: ignore[no-untyped-def]
-    table = ["| algorithm | " + " | ".join(s for s, _ in SETTINGS) + " |",
+def table(results: list[dict], cell) -> list[str]:  # type: ignore[no-untyped-def]
+    lines = ["| algorithm | " + " | ".join(s for s, _ in SETTINGS) + " |",
              "|---|" + "---|" * len(SETTINGS)]
     for algo in ALGOS:
-        cells = [cell(next(x for x in results if x["algo"] == algo and x["setting"] == setting))
-                 for setting, _ in SETTINGS]
-        table.append(f"| {algo} | " + " | ".join(cells) + " |")
-    return table
+        lines.append(f"| {algo} | " + " | ".join(cell(cells(results, algo, s))
+                                                  for s, _ in SETTINGS) + " |")
+    return lines
+
+
+def interval(values: list[float]) -> str:
+    mean, low, high = mean_interval(values)
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def learnt_mean(runs: list[dict], key: str) -> str:
+    """Mean of a per-batch statistic over the batches that learnt anything, over the seeds."""
+    values = [row[key] for r in runs for row in r["rows"]
+              if row.get("learned_episodes") and key in row]
+    return f"{statistics.fmean(values):.3f}" if values else "-"
 
 
 def write_report(args: argparse.Namespace, results: list[dict]) -> None:
-    import io
+    last = 5 if args.steps >= 10 else 1
 
+    def success(runs: list[dict]) -> str:
+        lag = max((row["lag_max"] for r in runs for row in r["rows"]), default=0)
+        text = interval([final_success(r["rows"], last) for r in runs])
+        return text + (f" (lag {lag})" if lag else "")
+
+    start = statistics.fmean(r["rows"][0]["success_rate"] for r in results if r["rows"])
+    sections = [
+        "# Staleness: VESPO, GSPO, GRPO, SAPO at N = 1, 4, 16 and asynchronous", "",
+        f"Made by `experiments/staleness.py{' --quick' if args.quick else ''}` on "
+        f"{platform.machine()} CPU ({os.cpu_count()} cores), one torch thread per run, "
+        f"{args.parallel} runs at once. Task family: the button board of "
+        f"`webworld.train.sanity` with {args.buttons} buttons (chance 1/{args.buttons}); "
+        f"seeds {', '.join(map(str, args.seeds))}, each its own board and start policy "
+        f"({args.warm_steps} format warm-start steps on replies pressing a button at random). "
+        f"Every run: policy `{args.model}`, {args.steps} rollout batches of {args.tasks} x "
+        f"G={args.group_size} episodes, the family's default learning rate "
+        f"({results[0]['config']['learning_rate']:g}) and warm-up "
+        f"({results[0]['config']['warmup_steps']} optimiser steps), "
+        f"sampling temperature {args.temperature:g}, fast env. N = optimiser steps per "
+        "rollout batch (the batch cut into N minibatches); async K=4: a rollout thread plays "
+        "with the weights 4 versions behind the learner (the realised lag is shown). First "
+        f"batch (the start policy): success {start:.3f} on average.", "",
+        f"Final success (mean of the last {last} batches), mean over seeds [95% t-interval]:",
+        "", *table(results, success), "",
+        "Area under the success curve (mean success over all batches), over seeds:", "",
+        *table(results, lambda runs: interval([area_under_curve(r["rows"]) for r in runs])),
+        "", "![success per rollout batch, mean over seeds](staleness.png)", "",
+        "How far the learner's policy was from the one that played, over the batches with a "
+        "nonzero advantage: normalised effective sample size of the sequence weights "
+        "W = pi/mu (1 = on-policy),", "", *table(results, lambda r: learnt_mean(r, "ess")), "",
+        "and the p99 of the token |log pi/mu| seen by the loss:", "",
+        *table(results, lambda r: learnt_mean(r, "log_ratio_abs_p99")), "",
+        f"Wall time of all {len(results)} runs: {sum(r['wall'] for r in results):.0f} s.", "",
+        "Command of each run (`--algo`, `--seed`, `-N` / `--async` vary):", "",
+        f"    {results[0]['command']}", ""]
+    docs = ROOT / "docs"
+    atomic_write_bytes(docs / "staleness.png", plot(args, results))
+    write_keeping_reading(docs / "staleness.md", "\n".join(sections))
+    print(f"wrote {docs / 'staleness.md'}")
+
+
+def plot(args: argparse.Namespace, results: list[dict]) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    start = results[0]["rows"][0]["success_rate"] if results[0]["rows"] else 0.0
-    last = max(args.steps // 2, 1)
-
-    def success(r: dict) -> str:
-        lag = max((row["lag_max"] for row in r["rows"]), default=0)
-        return f"{final_success(r['rows'], last):.3f}" + (f" (lag {lag})" if lag else "")
-
-    table = cell_table(results, success)
-    ess = cell_table(results, lambda r: mean_stat(r["rows"], "ess"))
-    drift = cell_table(results, lambda r: mean_stat(r["rows"], "log_ratio_abs_max"))
     fig, axes = plt.subplots(1, len(SETTINGS), figsize=(16, 3.8), sharey=True)
     for ax, (setting, _) in zip(axes, SETTINGS):
         for algo in ALGOS:
-            r = next(x for x in results if x["algo"] == algo and x["setting"] == setting)
-            ax.plot([row["step"] for row in r["rows"]], [row["success_rate"] for row in r["rows"]],
-                    label=algo, marker="o", markersize=2)
+            runs = cells(results, algo, setting)
+            steps = min(len(r["rows"]) for r in runs)
+            mean = [statistics.fmean(r["rows"][i]["success_rate"] for r in runs)
+                    for i in range(steps)]
+            ax.plot(range(1, steps + 1), mean, label=algo, marker="o", markersize=2)
         ax.set_title(setting)
-        ax.set_xlabel(f"rollout batch ({4 * args.tasks} episodes)")
+        ax.set_xlabel(f"rollout batch ({args.tasks * args.group_size} episodes)")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("rollout success rate")
+    axes[0].set_ylabel(f"rollout success, mean of {len(args.seeds)} seeds")
     axes[-1].legend()
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)
-    docs = ROOT / "docs"
-    atomic_write_bytes(docs / "staleness.png", buffer.getvalue())
-    wall = sum(r["wall"] for r in results)
-    lines = ["# Staleness: VESPO, GSPO, GRPO, SAPO at N = 1, 4, 16 and asynchronous", "",
-             f"Made by `experiments/staleness.py{' --quick' if args.quick else ''}` (seed "
-             f"{args.seed}) on {platform.machine()} CPU ({os.cpu_count()} cores); fast env on the "
-             f"training worlds of `experiments/train_vespo.py`; every run starts from its SFT "
-             f"policy; {args.steps} rollout batches of {args.tasks} task instances x G=4 episodes, lr "
-             f"{args.lr}, sampling temperature {args.temperature}; each episode starts "
-             f"{args.from_goal} steps before the goal of its "
-             f"verified path (`--from-goal {args.from_goal}`; the policy has "
-             f"{2 * args.from_goal} turns), because from the start the SFT policy never "
-             "succeeds and every advantage is 0 (at temperature 1 its replies are mostly noise). "
-             f"Cell: mean rollout success rate over the last {last} batches (the first "
-             f"batch, before any update, had {start:.3f}). N = optimiser steps per rollout "
-             "batch; async K=4: rollouts played by the policy 4 versions behind the learner.",
-             "", *table, "", "![success per rollout batch](staleness.png)", "",
-             "How far the learner's policy drifted from the one that played: normalised "
-             "effective sample size of the sequence weights W = pi/mu (1 = on-policy), mean over "
-             "the batches with a nonzero advantage:", "", *ess, "",
-             "and the largest token |log pi/mu| (mean over those batches):", "", *drift, "",
-             f"Wall time of all {len(results)} runs: {wall:.0f} s ({args.parallel} at once).", "",
-             "Commands:", "", *[f"    {r['command']}" for r in results], ""]
-    write_keeping_reading(docs / "staleness.md", "\n".join(lines))
-    print(f"wrote {docs / 'staleness.md'}")
+    return buffer.getvalue()
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ def _training_log(out: Path, slope: float) -> None:
     for step in range(1, 6):
         log.write({"step": step, "success_rate": min(1.0, slope * step), "reward_mean": slope * step,
                    "episode_steps": 6 - step / 2, "loss": 1 / step, "ess": 0.9, "lag_mean": 0.0,
+                   "step_kl": 0.01 * step, "updates": [{"lr": 1e-4, "step_kl": 0.01 * step}],
                    "wall": 10.0 * step})
     log.close()
 

@@ -100,6 +100,13 @@ def test_half_written_and_broken_results_files(client) -> None:
     clear_page(http.get("/runs/train/gspo-demo"), 200, "last line is incomplete", "Learning curves")
 
 
+def test_a_training_run_shows_its_curves_and_a_flat_table(client) -> None:
+    http, _ = client
+    page = clear_page(http.get("/runs/train/gspo-demo"), 200, "Learning curves",
+                      "KL(before || after) of an optimiser step")
+    assert "updates" not in page  # the per-optimiser-step list is for TensorBoard, not a cell
+
+
 def test_broken_spec_and_missing_parts(client) -> None:
     http, ws = client
     spec = ws.root / "fsm_specs" / f"{BUILT}.json"

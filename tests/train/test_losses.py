@@ -12,7 +12,7 @@ from webworld.errors import UsageError
 from webworld.train.losses import LOSSES, LossConfig, get_loss, group_advantages
 
 B, L = 6, 9
-CFG = LossConfig()
+CFG = LossConfig(vespo_reduction="token")  # TRL's VESPO averages over the batch's tokens
 SEEDS = [0, 1, 2, 3]
 # our name -> (TRL loss_type, importance_sampling_level, clip epsilons); gspo-token is checked against
 # sequence-level GSPO: with one advantage per sequence the GSPO paper shows value and gradient coincide.
@@ -138,6 +138,23 @@ def test_on_policy_reduces_to_policy_gradient(name: str, seed: int) -> None:
     for key in expected.keys() & out.stats.keys():
         assert out.stats[key] == pytest.approx(expected[key])
     assert expected.keys() & out.stats.keys()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_vespo_by_episode_weighs_every_episode_equally(seed: int) -> None:
+    """VESPO's default mean (``vespo_reduction = "sequence"``): on-policy, the gradient of
+    GRPO's per-episode mean, so a long failing episode pushes its tokens no harder in all than
+    a short successful one."""
+    logps, old, adv, mask = make_batch(seed)
+    leaf = logps.clone().requires_grad_(True)
+    out = get_loss("vespo")(leaf, logps, adv, mask, config=LossConfig())
+    out.loss.backward()
+    torch.testing.assert_close(leaf.grad, -adv[:, None] / mask.sum(-1, keepdim=True) / B * mask,
+                               rtol=0, atol=1e-12)
+    assert out.reduction == "sequence"
+    token, _ = run_ours("vespo", logps, old, adv, mask)  # the paper's mean differs when lengths do
+    by_episode = get_loss("vespo")(logps, old, adv, mask, config=LossConfig())
+    assert not torch.isclose(token.loss, by_episode.loss)
 
 
 @pytest.mark.parametrize("garbage", [1e3, float("inf")])

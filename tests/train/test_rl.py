@@ -38,7 +38,7 @@ ALGOS = ("vespo", "gspo", "gspo-token", "grpo", "sapo")
 def _config(world: Built, out: Path, **kw) -> RLConfig:
     settings = {"worlds": world.root, "split": "all", "out": out, "steps": 1, "tasks_per_step": 2,
                 "group_size": 2, "envs": 4, "max_new_tokens": 12, "learning_rate": 1e-3,
-                "checkpoint_every": 1, **kw}
+                "checkpoint_every": 1, "temperature": 1.0, **kw}
     return RLConfig(**settings)
 
 
@@ -182,3 +182,22 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_numbers(lab: Built, tmp_p
     assert resumed.wait(300) == 0, resumed.stdout.read()
     assert _numbers(metrics) == _numbers(tmp_path / "whole" / "metrics.jsonl")
     assert len(_numbers(metrics)) == 3
+
+
+def test_the_episodes_of_a_group_read_the_same_phrasing(flight: Built) -> None:
+    """A group is one prompt sampled G times: its advantage baseline compares replies, not
+    phrasings. The instances have 4 phrasings each; groups differ, members do not."""
+    worlds = flight.worlds()
+    planned = plan_batch(worlds.instances(None), 1, 0, 4, 3)
+    assert len({p.seed for p in planned}) == 4
+    vec = make_vector_env(worlds, "fast", None, len(planned), "compact", None)
+    try:
+        reset = vec.reset_slots({i: p.task for i, p in enumerate(planned)},
+                                {i: p.seed for i, p in enumerate(planned)})
+    finally:
+        vec.close()
+    goals: dict[int, set[str]] = {}
+    for i, p in enumerate(planned):
+        goals.setdefault(p.group, set()).add(reset[i][0]["goal"])
+    assert all(len(g) == 1 for g in goals.values())
+    assert len({next(iter(g)) for g in goals.values()}) > 1

@@ -96,3 +96,31 @@ def test_bad_data_is_a_usage_error(tmp_path: Path) -> None:
 def test_settings_forbid_unknown_fields(tmp_path: Path) -> None:
     with pytest.raises(ValidationError):
         SFTSettings(data=tmp_path, out=tmp_path, epoch=2)  # type: ignore[call-arg]
+
+
+def test_default_steps_scale_with_the_data_and_have_a_minimum(tmp_path: Path) -> None:
+    """Today's one-world export trained 16 steps by default and could not act: now 3 epochs,
+    at least 200 steps, and the family's learning rate."""
+    from webworld.train.defaults import SFT_LEARNING_RATES, sft_steps
+    from webworld.train.sft import resolved
+
+    assert sft_steps(189, 8, 3.0, 200) == 200           # a one-world export
+    assert sft_steps(3000, 8, 3.0, 200) == 1125         # 3 epochs of a bigger one
+    model = tiny_model(tiny_tokenizer())
+    model.config.webworld_family = "tiny"
+    base = SFTSettings(data=tmp_path, out=tmp_path)
+    chosen = resolved(base, model, chats=189)
+    assert chosen.max_steps == 200 and chosen.learning_rate == SFT_LEARNING_RATES["tiny"]
+    given = resolved(base.model_copy(update={"max_steps": 7, "learning_rate": 0.1}), model, 189)
+    assert (given.max_steps, given.learning_rate) == (7, 0.1)
+
+
+def test_the_policy_remembers_its_observation_mode(export: Path, tmp_path: Path) -> None:
+    from webworld.train.models import policy_observation
+
+    run_sft(settings(export, tmp_path / "run"), progress=False)
+    mode = json.loads((export / "manifest.json").read_text())["observation"]
+    assert policy_observation(str(tmp_path / "run" / "model"), "other") == mode
+    assert policy_observation("tiny", "compact") == "compact"
+    model, _ = load_policy(str(tmp_path / "run" / "model"))
+    assert model.config.webworld_family == "tiny"

@@ -45,7 +45,8 @@ def eval_cmd(
     seed: int = typer.Option(0, "--seed"),
     max_steps: int = typer.Option(None, "--max-steps", min=1, help="Default: twice the shortest path "
                                                             "(MiniWoB++: 50)."),
-    observation: str = typer.Option("full", "--observation", help="full or compact"),
+    observation: str = typer.Option(None, "--observation", help="full or compact (default: "
+                                    "what an hf: policy was trained on, else full)"),
     fast: bool = typer.Option(False, "--fast", help="World suites in the fast env (no browser)."),
     ray: str = RayAddress,
     ray_workers: int = RayWorkers,
@@ -67,6 +68,11 @@ def eval_cmd(
     from webworld.eval.runner import EvalConfig, EvalRun
     from webworld.eval.suites import resolve_suite
 
+    if observation is None:
+        from webworld.train.models import policy_observation
+
+        observation = policy_observation(policy[3:], "full") if policy.startswith("hf:") \
+            else "full"
     config = EvalConfig(episodes=episodes, seed=seed, workers=workers, max_steps=max_steps,
                         observation=observation, fast=fast, traces=traces, ray=ray,
                         ray_workers=ray_workers)

@@ -25,8 +25,12 @@ def sft_cmd(
                                                   "(webworld export --formats sft)."),
     model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a model folder."),
     run_dir: Path = typer.Option(..., "--out", help="The run folder (resumes from its checkpoints)."),
-    epochs: float = typer.Option(1.0, "--epochs", min=0.01),
-    learning_rate: float = typer.Option(5e-4, "--lr"),
+    epochs: float = typer.Option(None, "--epochs", min=0.01, help="Passes over the data "
+                                 "(default 3), at least --min-steps optimiser steps."),
+    min_steps: int = typer.Option(None, "--min-steps", min=1, help="Optimiser steps at least "
+                                  "(default 200)."),
+    learning_rate: float = typer.Option(None, "--lr", help="Peak learning rate (default: the "
+                                        "model family's)."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     max_length: int = typer.Option(2048, "--max-length", min=16),
     max_steps: int = typer.Option(-1, "--max-steps", help="Overrides --epochs when > 0."),
@@ -39,10 +43,10 @@ def sft_cmd(
     from webworld.train.sft import SFTSettings, run_sft
 
     try:
-        settings = SFTSettings(data=data, model=model, out=run_dir, epochs=epochs,
-                               learning_rate=learning_rate, batch_size=batch_size,
+        given = {"epochs": epochs, "min_steps": min_steps, "learning_rate": learning_rate}
+        settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
-                               device=device)
+                               device=device, **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                    for e in exc.errors())) from None
@@ -79,7 +83,11 @@ def rl_cmd(
     max_new_tokens: int = typer.Option(None, "--max-new-tokens"),
     temperature: float = typer.Option(None, "--temperature", help="Sampling temperature (the "
                                       "policy trained is the tempered one)."),
-    learning_rate: float = typer.Option(None, "--lr"),
+    learning_rate: float = typer.Option(None, "--lr", help="Peak learning rate (default: the "
+                                        "model family's, see docs/learning_rates.md)."),
+    warmup_steps: int = typer.Option(None, "--warmup", help="Optimiser steps of linear warm-up."),
+    precision: str = typer.Option(None, "--precision", help="Sampling compute: auto (bf16 on "
+                                  "CUDA), fp32 or bf16; weights stay fp32."),
     seed: int = typer.Option(None, "--seed"),
     device: str = typer.Option(None, "--device", help="auto, cpu or cuda"),
     checkpoint_every: int = typer.Option(None, "--checkpoint-every"),
@@ -98,7 +106,8 @@ def rl_cmd(
         "tasks_per_step": tasks_per_step, "group_size": group_size, "minibatches": minibatches,
         "async_lag": async_lag, "envs": envs, "from_goal": from_goal,
         "max_new_tokens": max_new_tokens, "temperature": temperature,
-        "learning_rate": learning_rate, "seed": seed, "device": device,
+        "learning_rate": learning_rate, "warmup_steps": warmup_steps, "precision": precision,
+        "seed": seed, "device": device,
         "checkpoint_every": checkpoint_every}
     config = load_rl_config(config_file, dict(flags))
     if resume:
@@ -116,7 +125,10 @@ def rl_cmd(
 
         def show(row: dict[str, Any]) -> None:
             bar.update(task, completed=row["step"],
-                       status=f"success {row['success_rate']:.2f} reward {row['reward_mean']:.2f}")
+                       status=f"success {row['success_rate']:.2f} reward {row['reward_mean']:.2f}"
+                              f" kl {row.get('step_kl', 0.0):.2g}")
+            if row.get("warning"):
+                err.print(f"[yellow]warning[/]: batch {row['step']}: {row['warning']}")
 
         run.on_step = show
         result = run.run()

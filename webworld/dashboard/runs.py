@@ -75,8 +75,10 @@ class TrainRun:
                 if isinstance(r.get(key), int | float) and isinstance(r.get("step"), int | float)]
 
     def table_keys(self, rows: int = 8) -> list[str]:
-        """The columns of the last rows (SFT logs alternate training and validation rows)."""
-        return list(dict.fromkeys(k for r in self.rows[-rows:] for k in r))
+        """The columns of the last rows (SFT logs alternate training and validation rows);
+        nested values (an RL row's per-optimiser-step ``updates``) are left to the curves."""
+        return list(dict.fromkeys(k for r in self.rows[-rows:] for k, v in r.items()
+                                  if not isinstance(v, list | dict)))
 
     def curve_keys(self) -> list[tuple[str, str]]:
         if self.found.kind == "sft":

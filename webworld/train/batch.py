@@ -82,7 +82,13 @@ def turn_batch(episodes: list[EpisodeRecord], pad_id: int, share_prefix: bool = 
 
 
 def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
-    """(N,) log pi(token) of every reply token, in :class:`TurnBatch` order.
+    """(N,) log pi(token) of every reply token, in :class:`TurnBatch` order."""
+    return reply_log_softmax(model, batch, temperature).gather(
+        1, batch.targets.to(next(model.parameters()).device)[:, None]).squeeze(1)
+
+
+def reply_log_softmax(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
+    """(N, V) log pi(. | context) at every reply token's position, in fp32.
 
     The LM head runs only on the positions that predict reply tokens (a vocabulary-wide
     row for every prompt token would be most of the memory); a prefix all rows share runs
@@ -94,13 +100,13 @@ def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch
         cache = prefix_cache(model, ids[:1, :shared], len(ids))
         columns = torch.arange(shared, ids.shape[1], device=device)[None].expand(len(ids), -1)
         hidden = decoder(input_ids=ids[:, shared:], attention_mask=attention, position_ids=columns,
-                         past_key_values=cache, use_cache=True).last_hidden_state  # (R, S-shared, H)
+                         cache=cache, use_cache=True).last_hidden_state  # (R, S-shared, H)
     else:
         hidden = decoder(input_ids=ids, attention_mask=attention).last_hidden_state
     # (N, H): the hidden state before each reply token predicts it
     before = hidden[batch.rows.to(device), batch.positions.to(device) - 1 - shared]
     logits = model.get_output_embeddings()(before).float() / (temperature or 1.0)
-    return torch.log_softmax(logits, -1).gather(1, batch.targets.to(device)[:, None]).squeeze(1)
+    return torch.log_softmax(logits, -1)
 
 
 def episode_sequences(flat: torch.Tensor, lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

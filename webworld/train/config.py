@@ -38,11 +38,13 @@ class RLConfig(BaseModel):
                                               "host:port or local); None: in this process")
     ray_workers: int | None = Field(None, ge=1, description="Ray env workers (default: one "
                                                             "per CPU of the cluster)")
-    observation: Literal["full", "compact"] = Field("compact", description="page text mode")
+    observation: Literal["full", "compact"] | None = Field(
+        None, description="page text mode; default: what the policy was trained on (its SFT "
+                          "data), else compact")
     out: Path = Field(Path("runs/rl"), description="the run folder")
     steps: int = Field(20, ge=1, description="rollout batches (learner iterations)")
     tasks_per_step: int = Field(4, ge=1, description="task instances per rollout batch")
-    group_size: int = Field(4, ge=2, description="episodes per task instance (G)")
+    group_size: int = Field(8, ge=2, description="episodes per task instance (G)")
     minibatches: int = Field(1, ge=1, description="optimiser steps per rollout batch (staleness N)")
     async_lag: int = Field(0, ge=0, description="rollouts run ahead of the learner by this many "
                                                 "policy versions (0: synchronous)")
@@ -53,11 +55,25 @@ class RLConfig(BaseModel):
                            "goal (the verified path is replayed up to there; a reverse "
                            "curriculum) and end it after twice as many policy turns; 0: the "
                            "whole task")
-    max_new_tokens: int = Field(48, ge=1, description="tokens per reply")
-    temperature: float = Field(1.0, gt=0, description="sampling temperature")
-    learning_rate: float = Field(3e-4, gt=0)
+    max_new_tokens: int = Field(96, ge=1, description="tokens per reply")
+    temperature: float = Field(0.7, gt=0, description="sampling temperature of the policy "
+                               "trained (0.7 learnt faster and steadier than 1.0 at every "
+                               "learning rate of docs/learning_rates.md)")
+    learning_rate: float | None = Field(None, gt=0, description="peak learning rate; default: "
+                                        "the model family's (webworld.train.defaults)")
+    warmup_steps: int = Field(10, ge=0, description="optimiser steps of linear learning-rate "
+                                                    "warm-up")
     weight_decay: float = Field(0.0, ge=0)
+    adam_epsilon: float = Field(1e-8, gt=0, description="AdamW's epsilon")
     grad_clip: float = Field(1.0, gt=0)
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="sampling compute: bf16 (auto on CUDA) or fp32; weights, optimiser "
+                            "and the log-probs of every ratio are always fp32")
+    measure_drift: bool = Field(True, description="after each optimiser step, score its "
+                                "minibatch again: how far the step moved the policy")
+    max_step_kl: float = Field(0.1, gt=0, description="warn when one optimiser step moves the "
+                               "policy further than this: KL(before || after) over the whole "
+                               "vocabulary, nats per reply token")
     micro_batch_tokens: int = Field(16384, ge=256, description="tokens per forward/backward pass "
                                                               "(whole episodes)")
     generation_batch: int = Field(16, ge=1, description="prompts per generation forward pass")

@@ -2,8 +2,12 @@
 token it sampled, batched over many episodes.
 
 :class:`Engine` is the interface the rollout and the trainer use; :class:`TransformersEngine`
-is the in-process implementation (CPU, or CUDA in bf16): left-padded batches, a KV cache, and
-sampling with a seeded ``torch.Generator`` so a run is reproducible and resumable. Another
+is the in-process implementation: left-padded batches, a KV cache, and sampling with a seeded
+``torch.Generator`` so a run is reproducible and resumable. It samples with the model in eval
+mode (no dropout: the learner scores the same function), in fp32 or with bf16 compute over
+fp32 weights; after a bf16 sampling pass the behaviour log-probs are computed again in fp32 by
+the learner's own scoring (:func:`~webworld.train.batch.reply_logps`), so that on-policy the
+learner's pi equals mu and VESPO's W = prod pi/mu stays at 1 however long the episode. Another
 engine (vLLM, SGLang) would implement the same three members: ``generate`` returns
 :class:`Generation` records with the sampler's own log-probs, ``load_weights`` takes the
 learner's weights at a version, ``version`` says which weights it samples with.
@@ -11,11 +15,15 @@ learner's weights at a version, ``version`` says which weights it samples with.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
+from webworld.train.batch import EpisodeRecord, TurnRecord, reply_logps, turn_batch
+from webworld.train.models import autocast
 from webworld.train.prefix import prefix_cache, shared_prefix
 
 
@@ -41,10 +49,11 @@ class Engine(Protocol):
 
 @dataclass
 class SamplingSettings:
-    max_new_tokens: int = 48
+    max_new_tokens: int = 96
     temperature: float = 1.0          # 0: greedy (log-probs are then of the T=1 policy)
     batch_size: int = 16              # prompts per forward pass
     share_prefix: bool = True         # run the prompts' common prefix once per batch
+    precision: str = "fp32"           # fp32, or bf16 compute (then log-probs are rescored in fp32)
 
 
 class TransformersEngine:
@@ -76,14 +85,34 @@ class TransformersEngine:
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         out: list[Generation | None] = [None] * len(encoded)
         size = self.settings.batch_size
-        for start in range(0, len(order), size):
-            chunk = order[start:start + size]
-            for i, gen in zip(chunk, self._sample([encoded[i] for i in chunk], generator)):
-                out[i] = gen
+        with evaluating(self.model):
+            for start in range(0, len(order), size):
+                chunk = order[start:start + size]
+                sampled = self._sample([encoded[i] for i in chunk], generator)
+                if self.settings.precision != "fp32":
+                    self._rescore(sampled)
+                for i, gen in zip(chunk, sampled):
+                    out[i] = gen
         return out  # type: ignore[return-value]
 
     @torch.no_grad()
+    def _rescore(self, generations: list[Generation]) -> None:
+        """Replace the sampler's reduced-precision log-probs by the learner's fp32 ones."""
+        episodes = [EpisodeRecord("", 0, 0, self.version, [TurnRecord(g.prompt_ids,
+                                                                      g.completion_ids, [])])
+                    for g in generations]
+        logps = reply_logps(self.model, turn_batch(episodes, self.pad_id),
+                            self.settings.temperature).cpu().tolist()
+        for gen in generations:
+            gen.logprobs, logps = logps[:len(gen.logprobs)], logps[len(gen.logprobs):]
+
+    @torch.no_grad()
     def _sample(self, prompts: list[list[int]], generator: torch.Generator) -> list[Generation]:
+        with autocast(str(self.device), self.settings.precision):
+            return self._sample_tokens(prompts, generator)
+
+    def _sample_tokens(self, prompts: list[list[int]], generator: torch.Generator
+                       ) -> list[Generation]:
         from transformers import DynamicCache
 
         device, rows = self.device, len(prompts)
@@ -103,8 +132,7 @@ class TransformersEngine:
         cache = prefix_cache(self.model, ids.new_tensor([prompts[0][:shared]]), rows) \
             if shared else DynamicCache(config=self.model.config)
         logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions,
-                            past_key_values=cache, use_cache=True,
-                            logits_to_keep=1).logits[:, -1, :]
+                            cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1, :]
         stops = torch.tensor(self.stop_ids, device=device)
         done = torch.zeros(rows, dtype=torch.bool, device=device)
         tokens, logps = [], []
@@ -120,7 +148,7 @@ class TransformersEngine:
             attention = torch.cat([attention, live.long()[:, None]], dim=1)
             positions = positions[:, -1:] + 1
             logits = self.model(input_ids=token[:, None], attention_mask=attention,
-                                position_ids=positions, past_key_values=cache,
+                                position_ids=positions, cache=cache,
                                 use_cache=True).logits[:, -1, :]
         return self._collect(prompts, torch.stack(tokens, 1).cpu(), torch.stack(logps, 1).cpu())
 
@@ -161,3 +189,14 @@ def stop_token_ids(tokenizer: Any) -> list[int]:
     if not ids:
         raise ValueError("the tokenizer has no end-of-turn token (eos or <|im_end|>)")
     return ids
+
+
+@contextlib.contextmanager
+def evaluating(model: Any) -> Iterator[None]:
+    """The model in eval mode (no dropout) for the block, then back in the mode it was in."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)

@@ -26,10 +26,17 @@ from webworld.rl.tasks import WorldSet, load_worlds
 from webworld.train.batch import EpisodeRecord
 from webworld.train.checkpoint import latest, load_checkpoint, save_checkpoint
 from webworld.train.config import RLConfig
+from webworld.train.defaults import rl_learning_rate
 from webworld.train.engine import SamplingSettings, TransformersEngine
 from webworld.train.learner import Learner
 from webworld.train.metrics import MetricsLog, plot_curves
-from webworld.train.models import load_policy, resolve_device, save_policy
+from webworld.train.models import (
+    load_policy,
+    policy_observation,
+    resolve_device,
+    resolve_precision,
+    save_policy,
+)
 from webworld.train.rollout import RolloutBatch, make_vector_env, plan_batch, play_batch
 
 
@@ -65,14 +72,21 @@ class RLRun:
         if found is not None:
             self.start_step, learner_state, self.snapshots = load_checkpoint(found)
             source = str(found / "model")
-        dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
+        # fp32 weights always: the learner's master copy (bf16 is a sampling compute mode)
         self.model, self.tokenizer = load_policy(source, seed=config.seed, device=self.device,
-                                                 dtype=dtype)
+                                                 dtype=torch.float32)
+        if config.learning_rate is None:  # the family's default, recorded in config.json
+            config = config.model_copy(update={"learning_rate": rl_learning_rate(self.model)})
+        if config.observation is None:
+            config = config.model_copy(update={"observation": policy_observation(source,
+                                                                                 "compact")})
+        self.config = config
         self.learner = Learner(self.model, self._pad_id(), config)
         if learner_state is not None:
             self.learner.load_state_dict(learner_state)
         sampling = SamplingSettings(config.max_new_tokens, config.temperature,
-                                    config.generation_batch)
+                                    config.generation_batch,
+                                    precision=resolve_precision(config.precision, self.device))
         # synchronous: rollouts use the learner's own weights; asynchronous: a copy of them
         rollout_model = self.model if config.async_lag == 0 else copy.deepcopy(self.model)
         self.engine = TransformersEngine(rollout_model, self.tokenizer, sampling)
@@ -102,6 +116,9 @@ class RLRun:
                     self._publish(self.learner.version)
                 row = step_row(batch, stats, self.learner, learn_seconds, sync_seconds,
                                time.perf_counter() - started)
+                warning = drift_warning(row, config.max_step_kl)
+                if warning:
+                    row["warning"] = warning
                 log.write(row)
                 if self.on_step is not None:
                     self.on_step(row)
@@ -203,8 +220,21 @@ def step_row(batch: RolloutBatch, stats: dict[str, float], learner: Learner,
         "policy_tokens": sum(e.policy_tokens for e in eps),
         "prompt_tokens": sum(e.prompt_tokens for e in eps),
         "lag_mean": sum(lags) / n, "lag_max": max(lags, default=0),
-        **{k: round(v, 8) for k, v in stats.items()},
+        **{k: round(v, 8) for k, v in stats.items() if k != "updates"},
+        "updates": [{k: round(v, 8) for k, v in u.items()} for u in stats.get("updates", [])],
         "time_rollout": round(batch.seconds, 3), "time_env": round(batch.env_seconds, 3),
         "time_learn": round(learn_seconds, 3), "time_sync": round(sync_seconds, 4),
         "wall": round(wall, 2),
     }
+
+
+def drift_warning(row: dict[str, Any], max_kl: float) -> str:
+    """What the log says when an optimiser step moved the policy too far from the rollouts."""
+    moved = [(n, u) for n, u in enumerate(row.get("updates", []), 1)
+             if u.get("step_kl", 0.0) > max_kl]
+    if not moved:
+        return ""
+    n, worst = max(moved, key=lambda m: m[1]["step_kl"])
+    return (f"{len(moved)} of {len(row['updates'])} optimiser step(s) moved the policy too far "
+            f"(update {n}: KL {worst['step_kl']:.3g} nats/token > {max_kl:g}, "
+            f"|log pi/mu| p99 {worst['step_log_ratio_abs_p99']:.3g}); lower the learning rate")

@@ -12,7 +12,12 @@ from webworld.fsio import atomic_write_bytes
 
 CURVES = (("success_rate", "success rate"), ("reward_mean", "reward"),
           ("episode_steps", "steps / episode"), ("loss", "loss"),
-          ("ess", "ESS of the sequence weights"), ("lag_mean", "policy lag (versions)"))
+          ("step_kl", "KL(before || after) of an optimiser step"),
+          ("step_log_ratio_abs_p99", "|log pi/mu| p99 after a step"),
+          ("entropy", "entropy (nats / reply token)"), ("grad_norm", "gradient norm"),
+          ("zero_advantage_groups", "groups with all advantages 0"),
+          ("ess", "ESS of the sequence weights"), ("lag_mean", "policy lag (versions)"),
+          ("lr", "learning rate"))
 
 
 class MetricsLog:
@@ -35,6 +40,11 @@ class MetricsLog:
             for key, value in row.items():
                 if isinstance(value, int | float) and key != "step":
                     self.tb.add_scalar(key, value, row["step"])
+            # each optimiser step of the batch, at its own global step
+            first = row.get("optimizer_steps", 0) - len(row.get("updates", [])) + 1
+            for n, update in enumerate(row.get("updates", [])):
+                for key, value in update.items():
+                    self.tb.add_scalar(f"update/{key}", value, first + n)
             self.tb.flush()
 
     def close(self) -> None:
@@ -72,7 +82,7 @@ def plot_curves(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.5))
+    fig, axes = plt.subplots(3, 4, figsize=(15, 9))
     for ax, (key, label) in zip(axes.flat, CURVES):
         points = [(r["step"], r[key]) for r in rows if key in r]
         if points:

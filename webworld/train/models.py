@@ -13,9 +13,10 @@ Nothing is ever downloaded: every load is ``local_files_only``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -113,6 +114,7 @@ def smollm2_folder() -> Path:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    model.config.webworld_family = "smollm2"
     with staging_dir(target) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
@@ -131,6 +133,7 @@ def load_policy(name: str, *, seed: int = 0, device: str = "cpu",
     if name == "tiny":
         tokenizer = tiny_tokenizer()
         model = tiny_model(tokenizer, seed=seed)
+        model.config.webworld_family = "tiny"  # saved with it: its training defaults
     else:
         folder = smollm2_folder() if name == "smollm2" else Path(name)
         model, tokenizer = _from_folder(folder, name)
@@ -178,3 +181,39 @@ def save_policy(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, fold
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         replace_dir(tmp, folder)
+
+
+Precision = Literal["auto", "fp32", "bf16"]
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    """``auto`` is bf16 on a CUDA device that has it, fp32 elsewhere."""
+    import torch
+
+    if precision != "auto":
+        return precision
+    cuda = device.startswith("cuda") and torch.cuda.is_available()
+    return "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
+
+
+def autocast(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """bf16 compute over fp32 weights (the weights, their gradients and the optimiser stay
+    fp32, so a small update is never rounded away); fp32: no change."""
+    import torch
+
+    if precision != "bf16":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
+
+
+def policy_observation(name: str, default: str) -> str:
+    """The observation mode a policy was trained on (recorded by ``webworld train sft`` in its
+    config), else ``default``: a policy reads pages as it learnt them."""
+    import json
+
+    try:  # tiny and smollm2 are not folders: they learnt no page text yet
+        config = json.loads((Path(name) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return default
+    mode = config.get("webworld_observation") if isinstance(config, dict) else None
+    return mode if mode in ("full", "compact") else default

@@ -35,6 +35,6 @@ def prefix_cache(model: Any, prefix: torch.Tensor, rows: int) -> Any:
     from transformers import DynamicCache
 
     cache = DynamicCache(config=model.config)
-    model.get_decoder()(input_ids=prefix, past_key_values=cache, use_cache=True)
+    model.get_decoder()(input_ids=prefix, cache=cache, use_cache=True)
     cache.batch_repeat_interleave(rows)
     return cache

@@ -41,13 +41,17 @@ class RolloutBatch:
 
 def plan_batch(instances: list[TaskInstance], index: int, seed: int, tasks: int, group_size: int
                ) -> list[Planned]:
-    """The batch's task instances (without repeats while there are enough) and episode seeds."""
+    """The batch's task instances (without repeats while there are enough) and their seeds.
+
+    The G episodes of a group share one seed, so they read the same phrasing of the task: the
+    group's mean reward is then a baseline for one prompt, and only the policy's samples differ.
+    """
     rng = np.random.default_rng([seed, index])
     picked = rng.choice(len(instances), size=tasks, replace=tasks > len(instances))
     planned = []
     for g, i in enumerate(picked.tolist()):
-        for _ in range(group_size):
-            planned.append(Planned(instances[i], g, int(rng.integers(2**31))))
+        group_seed = int(rng.integers(2**31))
+        planned += [Planned(instances[i], g, group_seed) for _ in range(group_size)]
     return planned
 
 

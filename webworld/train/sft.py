@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json
+from webworld.train.defaults import SFT_EPOCHS, SFT_MIN_STEPS, sft_learning_rate, sft_steps
 from webworld.train.models import load_policy, resolve_device, save_policy
 
 if TYPE_CHECKING:
@@ -44,8 +45,11 @@ class SFTSettings(BaseModel):
                                            "model folder.")
     out: Path = Field(description="The run folder: checkpoints/, model/ (the result) and "
                                   f"{SUMMARY}; a run there resumes from its last checkpoint.")
-    epochs: float = Field(1.0, gt=0, description="Passes over the training split.")
-    learning_rate: float = Field(5e-4, gt=0, description="Peak learning rate (linear decay).")
+    epochs: float = Field(SFT_EPOCHS, gt=0, description="Passes over the training split.")
+    min_steps: int = Field(SFT_MIN_STEPS, ge=1, description="Optimiser steps at least, however "
+                                                            "few the chats.")
+    learning_rate: float | None = Field(None, gt=0, description="Peak learning rate (linear "
+                                        "decay); default: the model family's.")
     batch_size: int = Field(8, ge=1, description="Chats per device batch.")
     grad_accum: int = Field(1, ge=1, description="Batches per optimiser step.")
     max_length: int = Field(2048, ge=8, description="Tokens per chat; longer chats are cut at "
@@ -53,7 +57,8 @@ class SFTSettings(BaseModel):
     seed: int = Field(0, description="Seeds the tiny model's weights and the data order.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when "
                                                                        "there is one.")
-    max_steps: int = Field(-1, description="Optimiser steps in all; overrides epochs when > 0.")
+    max_steps: int = Field(-1, description="Optimiser steps in all; overrides epochs and "
+                                           "min_steps when > 0.")
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
 
 
@@ -74,6 +79,9 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
     validation = read_split(settings.data, "validation") if has_validation else None
     device = resolve_device(settings.device)
     model, tokenizer = load_policy(settings.model, seed=settings.seed)  # the trainer places it
+    settings = resolved(settings, model, len(train))
+    # the policy remembers the page text it learnt from: RL and eval default to it
+    model.config.webworld_observation = export_observation(settings.data)
     with _quiet(not progress):
         trainer = make_trainer(settings, model, tokenizer, train, validation, device, progress)
         kept = len(trainer.train_dataset)
@@ -89,6 +97,26 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
                        seconds=round(time.monotonic() - started, 2))
     _write_summary(settings, result, train=len(train), kept=kept, resumed_from=resume)
     return result
+
+
+def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSettings:
+    """The family's learning rate if none was given, and the step count: ``epochs`` over the
+    chats but at least ``min_steps`` (``max_steps`` > 0 overrides both)."""
+    changes: dict[str, Any] = {}
+    if settings.learning_rate is None:
+        changes["learning_rate"] = sft_learning_rate(model)
+    if settings.max_steps <= 0:
+        changes["max_steps"] = sft_steps(chats, settings.batch_size * settings.grad_accum,
+                                         settings.epochs, settings.min_steps)
+    return settings.model_copy(update=changes)
+
+
+def export_observation(data: Path) -> str | None:
+    """The observation mode an export was made with (its manifest), if it says."""
+    try:
+        return json.loads((Path(data) / "manifest.json").read_text(encoding="utf-8"))["observation"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _last_checkpoint(folder: Path) -> str | None:
