@@ -8,7 +8,8 @@ Run from the project root::
     .venv/bin/python bench/bench_rl.py --device cuda    # on a GPU
 
 Setup (timed, not benchmarked): the shipped world ``flight_booking_easy_s0`` is rendered,
-explored, verified and captured for the fast env into a temp dir (``--keep DIR`` reuses it).
+explored, verified and captured for the fast env into a temp dir (``--keep DIR`` reuses it:
+with ``--envs fast`` and a kept world, no browser is needed, as on a GPU machine).
 
 What is measured (wall time, ``time.perf_counter``):
 
@@ -41,8 +42,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_env import prepare  # noqa: E402
-
+from webworld.rl.tasks import WorldSet, load_worlds  # noqa: E402
 from webworld.train.batch import reply_logps, turn_batch  # noqa: E402
 from webworld.train.config import RLConfig  # noqa: E402
 from webworld.train.engine import SamplingSettings, TransformersEngine  # noqa: E402
@@ -51,6 +51,15 @@ from webworld.train.models import load_policy  # noqa: E402
 from webworld.train.rollout import make_vector_env, plan_batch, play_batch  # noqa: E402
 
 WORLD = "flight_booking_easy_s0"
+
+
+def prepared(root: Path, console) -> WorldSet:  # type: ignore[no-untyped-def]
+    """The world, built (in Chromium) unless ``root`` already holds it with its snapshot."""
+    if (root / "sites" / WORLD / "fast" / "snapshot.json.gz").is_file():
+        return load_worlds(root / "sites", root / "trajectories", worlds=[WORLD])
+    from bench_env import prepare
+
+    return prepare(root, [WORLD], console)
 
 
 def hf_generate_rate(model, tokenizer, prompts, max_new: int) -> float:  # type: ignore[no-untyped-def]
@@ -98,18 +107,19 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--envs", default="fast,live", help="fast, live or both")
     args = parser.parse_args()
     console = make_console()
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-rl-"))
     try:
-        worlds = prepare(root, [WORLD], console)
+        worlds = prepared(root, console)
         model, tokenizer = load_policy(args.model, device=args.device)
         engine = TransformersEngine(model, tokenizer, SamplingSettings(args.max_new_tokens))
         config = RLConfig(algo="vespo", micro_batch_tokens=8192)
         learner = Learner(model, tokenizer.pad_token_id, config)
         planned = plan_batch(worlds.instances(None), 1, 0, 4, 4)
         rows = []
-        for env in ("fast", "live"):
+        for env in args.envs.split(","):
             vec = make_vector_env(worlds, env, None, 16, "compact", None)
             try:
                 play_batch(vec, engine, planned[:4], 0, 0)  # warm-up: first pages, caches

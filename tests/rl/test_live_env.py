@@ -17,7 +17,7 @@ import webworld.rl  # noqa: F401  (registers the ids)
 from tests.rl.conftest import Built
 from webworld.browser.observe import compact_text
 from webworld.data.export import export_dataset
-from webworld.data.prompting import user_message
+from webworld.eval.policies import Turn
 from webworld.rl import register_worlds
 from webworld.rl.live import LiveEnv, LiveVectorEnv, ServerGone
 from webworld.rl.policies import page_elements
@@ -143,12 +143,13 @@ def test_the_env_shows_what_the_dataset_shows(lab: Built, tmp_path) -> None:
         for traj in verified[:4]:
             inst = next(i for i in env.sampler.instances
                         if i.task_id == traj["task_id"] and i.slots == traj["slots"])
-            obs, info = env.reset(seed=0, options={"task": inst, "intent": traj["intent"]})
+            turn = Turn(*env.reset(seed=0, options={"task": inst, "intent": traj["intent"]}))
             steps = [c for c in chats if c["trajectory_id"] == traj["id"]]
             for chat, step in zip(steps, traj["steps"]):
-                ours = user_message(obs["goal"], obs["axtree"], obs["url"], info["history"])
-                assert ours == chat["messages"][1]["content"]
+                assert turn.messages() == chat["messages"][:2]  # the labelled history too
                 obs, _, _, _, info = env.step(step["action"])
+                turn = turn.after(obs, info)
+            assert len(turn.history) == len(traj["steps"])
     finally:
         env.close()
 

@@ -201,3 +201,41 @@ def test_get_loss() -> None:
     with pytest.raises(UsageError, match="unknown loss 'ppo'; choose from") as err:
         get_loss("ppo")
     assert all(name in str(err.value) for name in ("grpo", "gspo", "gspo-token", "sapo", "vespo"))
+
+
+# ---- per-turn credit (progress rewards) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_one_advantage_per_token_equal_to_the_episode_s_is_the_same_loss(name: str, seed: int) -> None:
+    logps, old, adv, mask = make_batch(seed)
+    per_episode, grad_episode = run_ours(name, logps, old, adv, mask)
+    per_token, grad_token = run_ours(name, logps, old, adv[:, None].expand(B, L), mask)
+    torch.testing.assert_close(per_token.loss, per_episode.loss)
+    torch.testing.assert_close(grad_token, grad_episode)
+
+
+@pytest.mark.parametrize("name", ["grpo", "gspo-token", "sapo", "vespo"])
+def test_per_token_advantages_push_each_turn_its_own_way(name: str) -> None:
+    """On-policy, a token's gradient follows its own advantage: the first turn's tokens up,
+    the second's down, within one episode (GSPO, one ratio per sequence, takes their mean)."""
+    logps, _, _, _ = make_batch(0)
+    mask = torch.ones(B, L, dtype=torch.float64)
+    adv = torch.ones(B, L, dtype=torch.float64)
+    adv[:, L // 2:] = -1.0
+    _, grad = run_ours(name, logps, logps.detach().clone(), adv, mask)
+    assert (grad[:, :L // 2] < 0).all() and (grad[:, L // 2:] > 0).all()  # descent raises A > 0
+
+
+def test_returns_to_go_and_pooled_turn_advantages_by_hand() -> None:
+    from webworld.train.losses import group_turn_advantages, returns_to_go
+
+    assert returns_to_go(torch.tensor([1.0, 0.0, -1.0, 2.0])).tolist() == [2.0, 1.0, 1.0, 2.0]
+    returns = [torch.tensor([3.0, 2.0]), torch.tensor([1.0]), torch.tensor([5.0, 5.0])]
+    groups = torch.tensor([0, 0, 1])
+    adv = group_turn_advantages(returns, groups)
+    pooled = torch.tensor([3.0, 2.0, 1.0])  # group 0's turns
+    expected = (pooled - pooled.mean()) / (pooled.std() + 1e-4)
+    torch.testing.assert_close(torch.cat(adv[:2]), expected)
+    assert adv[2].tolist() == [0.0, 0.0]  # equal returns: nothing to learn

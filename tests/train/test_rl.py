@@ -112,8 +112,11 @@ def test_from_goal_starts_k_steps_before_the_goal(flight: Built) -> None:
                                 {i: p.seed for i, p in starting.items()})
         turns = lead_in(vec, starting, reset, 1)
         paths = {i: p.task.oracle[0] for i, p in starting.items()}
-        assert all(turns[i].history == list(paths[i][:-1]) for i in paths)
-        assert all(paths[i][-2] in turns[i].messages()[1]["content"] for i in paths)
+        # the replayed actions are the history, each with the element it acted on
+        assert all([h.split("  [")[0] for h in turns[i].history] == list(paths[i][:-1])
+                   for i in paths)
+        assert all(h.endswith("]") for i in paths for h in turns[i].history)
+        assert all(turns[i].history[-1] in turns[i].messages()[1]["content"] for i in paths)
         last = vec.step_slots({i: path[-1] for i, path in paths.items()})
         assert all(info["success"] and terminated for _o, _r, terminated, _t, info in last.values())
 
@@ -139,6 +142,49 @@ def test_a_group_of_equal_rewards_is_not_computed() -> None:
     learner = Learner(model, tokenizer.pad_token_id, RLConfig(algo="grpo"))
     stats = learner.update(eps, 1)
     assert stats["learned_episodes"] == 0 and stats["grad_norm"] == 0
+
+
+def test_progress_rewards_give_each_turn_its_own_advantage() -> None:
+    """Success rewards: one advantage per episode on all its tokens. Progress rewards: a turn's
+    advantage follows its return to go, pooled over the group's turns."""
+    model, tokenizer = load_policy("tiny")
+    def episode(seed: int, rewards: list[float]) -> EpisodeRecord:
+        turns = [TurnRecord([5, 6, 7], [8, 9], [-1.0, -2.0], r) for r in rewards]
+        return EpisodeRecord("t", 0, seed, 0, turns, reward=sum(rewards),
+                             success=rewards[-1] >= 1)
+    # episode 0 moved nearer, then away, then succeeded; episode 1 moved nearer then stalled
+    eps = [episode(0, [1.0, -1.0, 2.0]), episode(1, [1.0, 0.0, 0.0])]
+    groups = torch.tensor([0, 0])
+    progress = Learner(model, tokenizer.pad_token_id, RLConfig(reward="progress"))
+    adv = progress._token_advantages(eps, groups)
+    assert [len(a) for a in adv] == [6, 6]  # two reply tokens per turn
+    turn_adv = [a[::2].tolist() for a in adv]  # returns to go [2, 1, 2] and [1, 0, 0]
+    assert turn_adv[0][0] == turn_adv[0][2] > turn_adv[0][1] > turn_adv[1][2]
+    success = Learner(model, tokenizer.pad_token_id, RLConfig(reward="success"))
+    flat = success._token_advantages(eps, groups)
+    assert len(set(flat[0].tolist())) == 1 and flat[0][0] > 0 > flat[1][0]
+    stats = progress.update(eps, 1)
+    assert stats["learned_episodes"] == 2 and stats["grad_norm"] > 0
+
+
+def test_the_curriculum_widens_on_success_and_resumes_where_it_was(lab: Built,
+                                                                   tmp_path: Path) -> None:
+    config = _config(lab, tmp_path / "run", curriculum=True, from_goal=1, reward="progress")
+    run = RLRun(config)
+    assert run.from_goal == 1 and run.longest_path >= 2
+    run._widen(config.curriculum_threshold / 2)
+    assert run.from_goal == 1
+    run._widen(config.curriculum_threshold)
+    assert run.from_goal == 2
+    for _ in range(run.longest_path + 2):
+        run._widen(1.0)
+    assert run.from_goal == run.longest_path  # whole tasks, and no further
+    run.from_goal = 2
+    result = run.run()  # a random policy: no batch reaches the threshold
+    assert result.rows[0]["from_goal"] == 2
+    assert RLRun(config.model_copy(update={"steps": 2})).from_goal == 2
+    with pytest.raises(ValueError, match="start it at 1"):
+        RLConfig(curriculum=True)
 
 
 def test_async_rollouts_lag_by_the_schedule(lab: Built, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""SFT warm start on a tiny export: TRL trains the tiny policy on the assistant replies only,
+"""SFT warm start on a tiny export: the tiny policy trains on the assistant replies only,
 evaluates, checkpoints, resumes and leaves a loadable model."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.data.factory import make_traj_root
 from webworld.data.export import export_dataset
 from webworld.errors import UsageError
 from webworld.train.models import load_policy, tiny_model, tiny_tokenizer
-from webworld.train.sft import SFTSettings, make_trainer, read_split, run_sft
+from webworld.train.sft import SFTSettings, read_split, run_sft
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def settings(export: Path, out: Path, **changes: object) -> SFTSettings:
-    fields: dict[str, object] = {"batch_size": 2, "max_steps": 3, "max_length": 512, "device": "cpu"}
+    fields: dict[str, object] = {"batch_size": 2, "max_steps": 3, "max_length": 1024, "device": "cpu"}
     return SFTSettings(data=export, out=out, **{**fields, **changes})
 
 
@@ -57,25 +57,72 @@ def test_run_sft_trains_evaluates_saves_and_resumes(export: Path, tmp_path: Path
     assert json.loads((out / "sft_summary.json").read_text())["train_loss"] is None
 
 
-def test_loss_is_on_the_assistant_reply_only(export: Path, tmp_path: Path) -> None:
-    train = read_split(export, "train")
-    assert set(train.column_names) == {"prompt", "completion"}
-    tokenizer = tiny_tokenizer()
-    model = tiny_model(tokenizer)
-    trainer = make_trainer(settings(export, tmp_path), model, tokenizer, train, None, "cpu", False)
-    for row, example in zip(trainer.train_dataset, train, strict=True):
-        prompt = tokenizer.apply_chat_template(example["prompt"], add_generation_prompt=True)
-        n = len(prompt["input_ids"])
-        assert row["input_ids"][:n] == prompt["input_ids"]
-        assert set(row["labels"][:n]) == {-100}  # no loss on the system prompt nor the page
-        assert row["labels"][n:] == row["input_ids"][n:]
-        reply = example["completion"][0]["content"]
-        assert tokenizer.decode(row["labels"][n:]) == reply + "<|im_end|>\n"
+def test_the_loss_is_on_the_reply_the_engine_would_sample(export: Path) -> None:
+    """The prompt is tokenised as the rollout engine tokenises it, and the reply's tokens end
+    at its stop token: the loss is on exactly what a policy samples, never on the page."""
+    from webworld.train.engine import SamplingSettings, TransformersEngine
+    from webworld.train.sft import encode_chats
+
+    chats = read_split(export, "train")
+    model, tokenizer = load_policy("tiny")
+    engine = TransformersEngine(model, tokenizer, SamplingSettings())
+    encoded = encode_chats(tokenizer, chats, 4096)
+    assert len(encoded) == len(chats)
+    for chat, example in zip(chats, encoded, strict=True):
+        assert example.prompt_ids == engine.encode([chat[:-1]])[0]
+        assert tokenizer.decode(example.reply_ids) == chat[-1]["content"] + "<|im_end|>"
+
+
+def test_shared_prefix_and_bucketing_do_not_change_the_loss(export: Path) -> None:
+    """The batched loss (system prompt run once, LM head on reply positions only) equals the
+    plain per-chat negative log-likelihood of the replies."""
+    import torch
+
+    from webworld.train.batch import reply_batch, reply_logits
+    from webworld.train.sft import encode_chats, epoch_batches
+
+    model, tokenizer = load_policy("tiny", seed=3)
+    chats = encode_chats(tokenizer, read_split(export, "train"), 4096)[:6]
+    batch = reply_batch([(c.prompt_ids, c.reply_ids) for c in chats],
+                        [len(c.reply_ids) for c in chats], tokenizer.pad_token_id)
+    assert batch.shared > 100  # the system prompt
+    with torch.no_grad():
+        ours = torch.nn.functional.cross_entropy(reply_logits(model, batch), batch.targets)
+        plain = []
+        for c in chats:
+            ids = torch.tensor([c.prompt_ids + c.reply_ids])
+            logits = model(input_ids=ids).logits[0, len(c.prompt_ids) - 1:-1]
+            plain.append(torch.nn.functional.cross_entropy(logits, torch.tensor(c.reply_ids),
+                                                           reduction="sum"))
+    torch.testing.assert_close(ours, torch.stack(plain).sum() / batch.targets.numel())
+    lengths = [5, 50, 7, 48, 6, 49, 8, 47]
+    batches = epoch_batches(lengths, 2, 0, 0)
+    assert sorted(i for b in batches for i in b) == list(range(8))
+    assert all(abs(lengths[b[0]] - lengths[b[1]]) <= 3 for b in batches)  # alike lengths
+    assert batches == epoch_batches(lengths, 2, 0, 0) != epoch_batches(lengths, 2, 0, 1)
+
+
+def test_top_layers_only_leave_the_rest_as_it_was(export: Path, tmp_path: Path) -> None:
+    import torch
+
+    run_sft(settings(export, tmp_path / "run", train_layers=1, learning_rate=1e-2),
+            progress=False)
+    before, _ = load_policy("tiny")
+    after, _ = load_policy(str(tmp_path / "run" / "model"))
+    same = {n for n, p in after.named_parameters()
+            if torch.equal(p, dict(before.named_parameters())[n])}
+    top = f"model.layers.{after.config.num_hidden_layers - 1}."
+    assert same and all(not n.startswith(top) and n != "model.norm.weight" for n in same)
+    assert any(n.startswith("model.embed_tokens") for n in same)  # frozen
+    assert not any(n.startswith(top) for n in same)  # trained
 
 
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="longer than max_length"):
         run_sft(settings(export, tmp_path, max_length=16), progress=False)
+    run_sft(settings(export, tmp_path / "cut", max_length=512), progress=False)
+    summary = json.loads((tmp_path / "cut" / "sft_summary.json").read_text())
+    assert 0 < summary["dropped_too_long"] < summary["train_chats"]
 
 
 def test_bad_data_is_a_usage_error(tmp_path: Path) -> None:

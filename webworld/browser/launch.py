@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-
-from playwright.async_api import Browser, BrowserContext, Playwright
+from typing import TYPE_CHECKING
 
 from webworld.errors import WebworldError
+
+if TYPE_CHECKING:  # the fast env and the trainer import this module without Playwright
+    from playwright.async_api import Browser, BrowserContext, Playwright
 
 CHROMIUM_ARGS = [
     "--headless",

@@ -43,7 +43,7 @@ def list_cmd(
 ) -> None:
     """Worlds and their tasks by split (or every MiniWoB++ task)."""
     if miniwob:
-        from webworld.rl.miniwob import miniwob_tasks
+        from webworld.rl.miniwob_tasks import miniwob_tasks
 
         tasks = miniwob_tasks()
         out.print("\n".join(f"{MINIWOB}{t}" for t in tasks))

@@ -1,4 +1,4 @@
-"""`webworld train sft` (TRL's SFTTrainer on an export's sft/ split) and `webworld train rl`
+"""`webworld train sft` (supervised warm start on an export's sft/ split) and `webworld train rl`
 (GSPO / VESPO / GRPO / SAPO against the worlds, live or fast, synchronous or asynchronous)."""
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def sft_cmd(
                                   "(default 200)."),
     learning_rate: float = typer.Option(None, "--lr", help="Peak learning rate (default: the "
                                         "model family's)."),
+    train_layers: int = typer.Option(None, "--train-layers", min=0, help="Train only the top "
+                                     "K transformer layers (0: all; default: the family's)."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     max_length: int = typer.Option(2048, "--max-length", min=16),
     max_steps: int = typer.Option(-1, "--max-steps", help="Overrides --epochs when > 0."),
@@ -43,7 +45,8 @@ def sft_cmd(
     from webworld.train.sft import SFTSettings, run_sft
 
     try:
-        given = {"epochs": epochs, "min_steps": min_steps, "learning_rate": learning_rate}
+        given = {"epochs": epochs, "min_steps": min_steps, "learning_rate": learning_rate,
+                 "train_layers": train_layers}
         settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
                                device=device, **{k: v for k, v in given.items() if v is not None})
@@ -80,6 +83,13 @@ def rl_cmd(
     envs: int = typer.Option(None, "--envs", help="Episodes played at once."),
     from_goal: int = typer.Option(None, "--from-goal", help="Start K steps before the goal "
                                   "(the verified path replayed up to there); 0: whole tasks."),
+    curriculum: bool = typer.Option(None, "--curriculum/--no-curriculum", help="Widen "
+                                    "--from-goal by one step whenever a batch's success reaches "
+                                    "--curriculum-threshold, up to whole tasks."),
+    curriculum_threshold: float = typer.Option(None, "--curriculum-threshold"),
+    reward: str = typer.Option(None, "--reward", help="success (default) or progress (plus "
+                               "the change in distance to the goal, from the true state; "
+                               "per-turn credit)."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens"),
     temperature: float = typer.Option(None, "--temperature", help="Sampling temperature (the "
                                       "policy trained is the tempered one)."),
@@ -105,6 +115,7 @@ def rl_cmd(
         "observation": observation, "out": run_dir, "steps": steps,
         "tasks_per_step": tasks_per_step, "group_size": group_size, "minibatches": minibatches,
         "async_lag": async_lag, "envs": envs, "from_goal": from_goal,
+        "curriculum": curriculum, "curriculum_threshold": curriculum_threshold, "reward": reward,
         "max_new_tokens": max_new_tokens, "temperature": temperature,
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "precision": precision,
         "seed": seed, "device": device,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,8 +14,10 @@ from webworld.cli.errors import reports_errors
 from webworld.cli.options import TRAJECTORIES_DIR, RayAddress, RayWorkers
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.errors import UsageError
-from webworld.verify.replay import ReplayConfig
-from webworld.verify.runner import WorldStats, load_candidates, verify_worlds
+
+if TYPE_CHECKING:  # Playwright is imported when a command runs (`webworld train` needs none)
+    from webworld.verify.replay import ReplayConfig
+    from webworld.verify.runner import WorldStats
 
 Workers = typer.Option(4, "--workers", "-w", min=1, max=32, help="Parallel browser contexts.")
 
@@ -32,6 +35,8 @@ def verify_cmd(
     ray_workers: int = RayWorkers,
 ) -> None:
     """Replay every candidate in real Chromium; resumable (re-running skips done work)."""
+    from webworld.verify.replay import ReplayConfig
+
     ids = worlds or sorted(p.parent.name for p in traj_dir.glob("*/candidates.jsonl")
                            if (sites_dir / p.parent.name / "manifest.json").is_file())
     if not ids:
@@ -49,6 +54,8 @@ def run_verification(site_dirs: list[Path], traj_dir: Path, *, workers: int,
                      ray: str | None = None, ray_workers: int | None = None
                      ) -> list[WorldStats]:
     """Verify locally, or with ``ray`` on a Ray cluster (``workers`` contexts per worker)."""
+    from webworld.verify.runner import load_candidates, verify_worlds
+
     total = sum(len(load_candidates(traj_dir / d.name)) for d in site_dirs)
     columns = (TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[ok]} verified"), TimeElapsedColumn())

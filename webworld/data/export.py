@@ -56,7 +56,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
 from webworld.data.card import write_card
 from webworld.data.png import compact_png
-from webworld.data.prompting import step_messages
+from webworld.data.prompting import history_entry, step_messages
 from webworld.data.reading import JsonlRead, RecordError, iter_verified, read_failures
 from webworld.data.records import VerifiedTrajectory
 from webworld.data.splits import SPLITS, assign_splits, check_fractions
@@ -421,7 +421,8 @@ class _SplitSink:
             advance: Callable[[], None]) -> None:
         world, intent = traj["world_id"], traj["intent"]
         folder = f"images/{world}/{safe_name(traj['id'])}"
-        history: list[str] = []
+        history: list[str] = []  # the actions, as the rows' history column keeps them
+        prompt_history: list[str] = []  # as the prompt lists them (labelled)
         steps_out = []
         last = len(traj["steps"]) - 1
         for n, step in enumerate(traj["steps"]):
@@ -435,7 +436,8 @@ class _SplitSink:
             if "sft" in self.files:
                 self._write("sft", {
                     "messages": step_messages(intent, observation_text(obs["axtree"], self.observation),
-                                              public_url(obs["url"]), history, thought, step["action"]),
+                                              public_url(obs["url"]), prompt_history, thought,
+                                              step["action"]),
                     "screenshot": image,  # not "images": TRL would take the set for a VLM's
                     "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
                 })
@@ -446,6 +448,7 @@ class _SplitSink:
                                                       "screenshot": image},
                               "thought": thought})
             history.append(step["action"])
+            prompt_history.append(history_entry(step["action"], obs["axtree"]))
             advance()
         self._write("jsonl", {**traj, "split": self.split, "steps": steps_out})
 

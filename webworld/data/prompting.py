@@ -20,10 +20,13 @@ from webworld.browser.actions import (
     parse_call,
     parse_reply,
 )
+from webworld.browser.observe import parse_line, quote
 
 __all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "assistant_message",
-           "format_action", "parse_call", "parse_reply", "prompt_messages", "step_messages",
-           "user_message"]
+           "format_action", "history_entry", "parse_call", "parse_reply", "prompt_messages",
+           "step_messages", "user_message"]
+
+MAX_LABEL_CHARS = 60  # of an element's name in a history line
 
 SYSTEM_PROMPT = """\
 You are a web agent. You complete a task on a website by acting on its page one step at a time.
@@ -64,6 +67,26 @@ def user_message(intent: str, observation_text: str, url: str, history: list[str
             f"Previous actions:\n{done}\n"
             f"{failed}"
             f"Page:\n{observation_text.rstrip()}")
+
+
+def history_entry(action: str, page_text: str) -> str:
+    """An earlier action as the prompt lists it: the action, then the element it acted on as
+    the page it was taken on showed it, ``click('4')  [button 'Accept all cookies']``. Ids
+    alone mean nothing once the page has changed. ``page_text`` is that page's observation
+    text (full or compact: the element lines are the same); an action that names no element
+    on it (unparsable, an unknown id) is listed as it is."""
+    call = parse_call(action)
+    if call is None or not call.bid:
+        return action
+    marker = f"[{call.bid}] "
+    for line in page_text.splitlines():
+        if line.lstrip().startswith(marker):
+            _, _, role, name, _ = parse_line(line)
+            if name:
+                name = name if len(name) <= MAX_LABEL_CHARS else name[:MAX_LABEL_CHARS - 3] + "..."
+                return f"{action}  [{role} {quote(name)}]"
+            return f"{action}  [{role}]"
+    return action
 
 
 def assistant_message(thought: str, action: str) -> str:

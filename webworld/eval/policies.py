@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webworld.data.prompting import prompt_messages
+from webworld.data.prompting import history_entry, prompt_messages
 from webworld.errors import UsageError
 from webworld.rl.policies import OraclePolicy, RandomPolicy
 from webworld.rl.tasks import WorldSet
@@ -30,11 +30,17 @@ class Turn:
 
     obs: dict[str, Any]
     info: dict[str, Any]
-    history: list[str] = field(default_factory=list)  # the actions taken so far, as shown
+    history: list[str] = field(default_factory=list)  # the actions so far, as the prompt lists them
 
     def messages(self) -> list[dict[str, str]]:
         return prompt_messages(self.obs["goal"], self.obs["axtree"], self.obs["url"],
                                self.history, error=self.obs.get("last_action_error") or None)
+
+    def after(self, obs: dict[str, Any], info: dict[str, Any]) -> Turn:
+        """The next turn, once the env answered this one's action with ``obs``: the action
+        joins the history, labelled with the element as this turn's page showed it."""
+        return Turn(obs, info, [*self.history, history_entry(obs["last_action"],
+                                                             self.obs["axtree"])])
 
 
 @dataclass

@@ -192,7 +192,7 @@ class EvalRun:
             run.trace.append({"url": before.obs["url"], "reply": reply.text,
                               "action": obs["last_action"], "error": message, "box": box,
                               "image": shot})
-        run.turn = Turn(obs, info, [*before.history, obs["last_action"]])
+        run.turn = before.after(obs, info)
         run.reward = float(reward)
         if not (terminated or truncated):
             return None

@@ -77,7 +77,7 @@ def resolve_suite(name: str, *, heldout_dir: Path = Path("heldout"), workers: in
     AutoWebWorld fsm.json files) or a folder with ``sites/`` and ``trajectories/`` (what
     ``webworld build`` writes)."""
     if name == "miniwob" or name.startswith("miniwob:"):
-        from webworld.rl.miniwob import check_task, miniwob_tasks
+        from webworld.rl.miniwob_tasks import check_task, miniwob_tasks
 
         listed = [t.strip() for t in name.partition(":")[2].split(",") if t.strip()]
         return Suite(name, miniwob=[check_task(t) for t in listed] or list(miniwob_tasks()))

@@ -31,7 +31,7 @@ def _register(env_id: str, entry_point: str, **kwargs: Any) -> None:
 
 def register_all() -> None:
     """The generic ids, and one per MiniWoB++ task of the ``miniwob`` wheel."""
-    from webworld.rl.miniwob import miniwob_tasks
+    from webworld.rl.miniwob_tasks import miniwob_tasks
 
     _register(f"{NAMESPACE}/Live-v0", "webworld.rl.live:LiveEnv")
     _register(f"{NAMESPACE}/Fast-v0", "webworld.rl.fast.env:FastEnv")

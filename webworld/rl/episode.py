@@ -23,6 +23,7 @@ from webworld.spec.semantics import State
 
 T = TypeVar("T")
 ObservationMode = Literal["full", "compact"]
+RewardMode = Literal["success", "progress"]
 # Refusals decided from the observation alone: the page was not touched, so it is not read again.
 UNTOUCHED = frozenset({"syntax", "unknown_id", "wrong_element", "disabled", "bad_value"})
 
@@ -35,6 +36,9 @@ class EnvConfig(BaseModel):
     observation: ObservationMode = "full"
     screenshot: bool = Field(False, description="add the viewport as an RGB array (live env)")
     max_steps: int | None = Field(None, ge=1, description="default: twice the shortest path")
+    reward: RewardMode = Field("success", description="success: 1 when the goal holds, else 0; "
+                               "progress: that plus Phi(s') - Phi(s), Phi = -(FSM actions to "
+                               "the goal) from the true state (info has both either way)")
     action_timeout_ms: float = Field(3000, gt=0)
     navigation_timeout_ms: float = Field(10000, gt=0)
 
@@ -78,6 +82,7 @@ class Episode:
     max_steps: int = 0
     done: bool = True
     history: list[str] = field(default_factory=list)
+    potential: float = 0.0  # Phi of the true state: -(FSM actions to the goal)
 
     async def reset(self, world: World, instance: TaskInstance, intent: str
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -85,7 +90,8 @@ class Episode:
         self.seen, self.state = await self.page.open(world, instance)
         self.steps, self.done, self.history = 0, False, []
         self.max_steps = self.config.max_steps or max(1, 2 * instance.shortest_steps)
-        return self._observation("", ""), self._info(success=False, error_code="")
+        self.potential = world.potential(instance, self.state)
+        return self._observation("", ""), self._info(success=False, error_code="", progress=0.0)
 
     async def prepare(self, world: World, instance: TaskInstance) -> None:
         await self.page.prepare(world, instance)
@@ -105,9 +111,17 @@ class Episode:
         success, terminated = self._judge()
         truncated = not terminated and self.steps >= self.max_steps
         self.done = terminated or truncated
+        progress = self._progress()
+        reward = float(success) + (progress if self.config.reward == "progress" else 0.0)
         obs = self._observation(shown, str(error) if error else "")
-        return obs, float(success), terminated, truncated, self._info(
-            success=success, error_code=error.code if error else "")
+        return obs, reward, terminated, truncated, self._info(
+            success=success, error_code=error.code if error else "", progress=progress)
+
+    def _progress(self) -> float:
+        """Phi(s') - Phi(s) of the step just taken (0 when the true state did not move)."""
+        assert self.world is not None and self.instance is not None and self.state is not None
+        before, self.potential = self.potential, self.world.potential(self.instance, self.state)
+        return self.potential - before
 
     def _judge(self) -> tuple[bool, bool]:
         """(the goal holds, the episode ends): any success page ends it."""
@@ -121,11 +135,12 @@ class Episode:
         assert self.seen is not None
         return observation_dict(self.intent, self.seen, last_action, error, self.config)
 
-    def _info(self, *, success: bool, error_code: str) -> dict[str, Any]:
+    def _info(self, *, success: bool, error_code: str, progress: float) -> dict[str, Any]:
         assert self.world is not None and self.instance is not None and self.state is not None
         return {**self.instance.info(), "split": self.world.split, "step": self.steps,
                 "max_steps": self.max_steps, "success": success, "error_code": error_code,
                 "distance": self.world.distance(self.instance, self.state),
+                "potential": self.potential, "progress": progress,
                 "history": list(self.history)}
 
 

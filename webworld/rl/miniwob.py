@@ -12,15 +12,13 @@ restarts the task in the open page with ``Math.seedrandom(seed)``, so a seed fix
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import gymnasium
 
 from webworld.browser.launch import new_context
 from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
-from webworld.errors import UsageError, WebworldError
+from webworld.errors import WebworldError
 from webworld.rl.env import element_box, make_config
 from webworld.rl.episode import (
     UNTOUCHED,
@@ -30,6 +28,7 @@ from webworld.rl.episode import (
     observation_dict,
     screenshot_array,
 )
+from webworld.rl.miniwob_tasks import check_task, miniwob_root, miniwob_tasks  # noqa: F401
 from webworld.rl.runtime import Runtime
 from webworld.rl.spaces import action_space, observation_space
 
@@ -44,28 +43,6 @@ STATUS_JS = """() => ({done: !!WOB_DONE_GLOBAL, reward: Number(WOB_REWARD_GLOBAL
   raw: Number(WOB_RAW_REWARD_GLOBAL),
   reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON)})"""
 UTTERANCE_JS = """() => { const u = core.getUtterance(); return typeof u === "string" ? u : u.utterance; }"""
-
-
-@cache
-def miniwob_root() -> Path:
-    import miniwob
-
-    return Path(miniwob.__file__).parent / "html"
-
-
-@cache
-def miniwob_tasks() -> tuple[str, ...]:
-    """Every task of the ``miniwob`` wheel (``click-button``, ``enter-text`` ...)."""
-    return tuple(sorted(p.stem for p in (miniwob_root() / "miniwob").glob("*.html")))
-
-
-def check_task(task: str) -> str:
-    if task not in miniwob_tasks():
-        near = [t for t in miniwob_tasks() if task.split("-")[0] in t][:8]
-        raise UsageError(f"no MiniWoB++ task {task!r}" + (f"; did you mean {', '.join(near)}?"
-                                                          if near else f" ({len(miniwob_tasks())} tasks: "
-                                                          "`webworld env list --miniwob`)"))
-    return task
 
 
 class MiniWoBServer:

@@ -1,7 +1,8 @@
 """Does the fast environment equal the live one? Step both with the same actions and compare.
 
 Two kinds of episodes: every verified trajectory of the worlds (which must also earn
-reward 1 at its last step and 0 before), and seeded random action sequences from
+reward 1 at its last step and 0 before, or with progress rewards sum to the distance it
+covered plus 1), and seeded random action sequences from
 :class:`~webworld.rl.policies.RandomPolicy`, broken actions included, each starting
 part of the way along a verified path so that deep pages (forms, calendars, menus) are
 reached. Every field of the
@@ -101,7 +102,7 @@ def _episode(live: WebEnv, fast: WebEnv, report: ParityReport, where: str, seed:
              options: dict[str, Any] | None, next_action: Callable[[dict, int], str | None],
              *, oracle: bool) -> None:
     report.episodes += 1
-    a = live.reset(seed=seed, options=options)
+    a = start = live.reset(seed=seed, options=options)
     b = fast.reset(seed=seed, options=options)
     found = _differences((a[0], 0.0, False, False, a[1]), (b[0], 0.0, False, False, b[1]),
                          where, "reset")
@@ -119,5 +120,18 @@ def _episode(live: WebEnv, fast: WebEnv, report: ParityReport, where: str, seed:
         if a[2] or a[3]:
             break
     report.mismatches += found
-    if oracle and not found and (not rewards or rewards[-1] != 1.0 or any(rewards[:-1])):
-        report.oracle_failures.append(f"{where}: rewards {rewards} (expected 0 ... 0, 1)")
+    if oracle and not found:
+        expected = _oracle_rewards_problem(rewards, live.config.reward, start[1]["distance"])
+        if expected:
+            report.oracle_failures.append(f"{where}: rewards {rewards} (expected {expected})")
+
+
+def _oracle_rewards_problem(rewards: list[float], mode: str, distance: int | None) -> str:
+    """'' if a verified path's rewards are right, else what they should have been: success
+    rewards 0 ... 0, 1; progress rewards telescope to the distance from the start plus the
+    success (Phi is 0 at the goal), the last one at least 1."""
+    if mode == "success":
+        return "" if rewards and rewards[-1] == 1.0 and not any(rewards[:-1]) else "0 ... 0, 1"
+    fine = rewards and rewards[-1] >= 1.0 and distance is not None and \
+        sum(rewards) == distance + 1
+    return "" if fine else f"the last >= 1, summing to {distance} + 1"

@@ -105,6 +105,16 @@ class World:
             self._distances[inst.id] = {graph.states[i]: d for i, d in lengths.items()}
         return self._distances[inst.id].get(state)
 
+    def potential(self, inst: TaskInstance, state: State) -> float:
+        """Phi(s) = -(FSM actions from ``state`` to the goal), the potential of progress
+        rewards (potential-based shaping keeps the best policy unchanged: Ng, Harada and
+        Russell 1999); a state the goal cannot be reached from is one step further than the
+        furthest one that can, so Phi stays bounded."""
+        distance = self.distance(inst, state)
+        if distance is None:
+            distance = max(self._distances[inst.id].values(), default=0) + 1
+        return -float(distance)
+
 
 def _scalar(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value

@@ -32,7 +32,7 @@ class EnvWorker:
 
     def __init__(self, bundles: list[bytes], instances: dict[str, tuple[list, str | None]],
                  num_envs: int, env: str, split: str | None, observation: str,
-                 max_steps: int | None) -> None:
+                 max_steps: int | None, reward: str = "success") -> None:
         from webworld.render.site import load_site
         from webworld.train.rollout import make_vector_env
 
@@ -42,7 +42,7 @@ class EnvWorker:
             found, world_split = instances[site.spec.id]
             worlds[site.spec.id] = World(site, found, world_split)
         self.vec = make_vector_env(WorldSet(worlds), env, split, num_envs, observation,
-                                   max_steps)
+                                   max_steps, reward=reward)
 
     def ready(self) -> bool:
         return True
@@ -74,7 +74,8 @@ class RayVectorEnv:
 
     def __init__(self, num_envs: int, worlds: WorldSet, *, address: str, env: str = "live",
                  split: str | None = "train", observation: str = "compact",
-                 max_steps: int | None = None, workers: int | None = None) -> None:
+                 max_steps: int | None = None, workers: int | None = None,
+                 reward: str = "success") -> None:
         self.ray = connect(address)
         self.num_envs = num_envs
         count = max(1, min(workers or cluster_cpus(self.ray), num_envs))
@@ -85,7 +86,7 @@ class RayVectorEnv:
         instances = {w.id: (w.instances, w.split) for w in worlds.worlds.values()}
         actor = self.ray.remote(num_cpus=1, max_restarts=0)(EnvWorker)
         self._spawn = lambda size: actor.remote(bundles, instances, size, env, split,
-                                                observation, max_steps)
+                                                observation, max_steps, reward)
         self.workers = [self._spawn(size) for size in self.sizes]
         # what each slot has done since its reset: (task id, seed, actions), to replay it
         self.played: dict[int, tuple[str, int, list[str]]] = {}

@@ -9,11 +9,10 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
+from webworld.contract import WORLD_PREFIX
 from webworld.errors import UsageError
 from webworld.render.site import load_site
 from webworld.serve.app import SECURITY_HEADERS, create_app
-
-WORLD_PREFIX = "/w/{world}"
 
 
 def create_multi_app(site_dirs: list[Path], *, truth_token: str | None = None) -> FastAPI:

@@ -22,6 +22,7 @@ class TurnRecord:
     prompt_ids: list[int]
     completion_ids: list[int]
     logprobs: list[float]              # behaviour log-probs (the sampler's)
+    reward: float = 0.0                # the env's reward for this turn's action
 
 
 @dataclass
@@ -33,7 +34,7 @@ class EpisodeRecord:
     seed: int
     version: int                       # the policy version that played it
     turns: list[TurnRecord] = field(default_factory=list)
-    reward: float = 0.0
+    reward: float = 0.0                # the return: the sum of the turns' rewards
     success: bool = False
     errors: int = 0                    # steps the env refused (unparsable, unknown id, ...)
 
@@ -61,24 +62,32 @@ class TurnBatch:
 
 def turn_batch(episodes: list[EpisodeRecord], pad_id: int, share_prefix: bool = True
                ) -> TurnBatch:
+    """Every turn of the episodes, one row each; ``lengths`` per episode."""
     turns = [t for ep in episodes for t in ep.turns]
+    return reply_batch([(t.prompt_ids, t.completion_ids) for t in turns],
+                       [ep.policy_tokens for ep in episodes], pad_id, share_prefix)
+
+
+def reply_batch(rows: list[tuple[list[int], list[int]]], lengths: list[int], pad_id: int,
+                share_prefix: bool = True) -> TurnBatch:
+    """(prompt ids, reply ids) rows as a :class:`TurnBatch`; ``lengths`` groups the reply
+    tokens (per episode for RL, per row for SFT)."""
     # the token before the first reply token predicts it, so that one is never shared
-    shared = shared_prefix([t.prompt_ids for t in turns],
-                           min(len(t.prompt_ids) for t in turns) - 1) if share_prefix else 0
-    width = max(len(t.prompt_ids) + len(t.completion_ids) for t in turns)
-    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(turns), width), dtype=torch.long)
-    rows, positions = [], []
-    for r, t in enumerate(turns):
-        seq = t.prompt_ids + t.completion_ids
+    shared = shared_prefix([p for p, _ in rows],
+                           min(len(p) for p, _ in rows) - 1) if share_prefix else 0
+    width = max(len(p) + len(c) for p, c in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    row_of, positions = [], []
+    for r, (prompt, reply) in enumerate(rows):
+        seq = prompt + reply
         ids[r, :len(seq)] = torch.tensor(seq)
         attention[r, :len(seq)] = 1
-        start = len(t.prompt_ids)
-        rows += [r] * len(t.completion_ids)
-        positions += range(start, start + len(t.completion_ids))
-    rows_t, pos_t = torch.tensor(rows, dtype=torch.long), torch.tensor(positions, dtype=torch.long)
-    return TurnBatch(ids, attention, rows_t, pos_t, ids[rows_t, pos_t],
-                     [ep.policy_tokens for ep in episodes], shared)
+        row_of += [r] * len(reply)
+        positions += range(len(prompt), len(seq))
+    rows_t = torch.tensor(row_of, dtype=torch.long)
+    pos_t = torch.tensor(positions, dtype=torch.long)
+    return TurnBatch(ids, attention, rows_t, pos_t, ids[rows_t, pos_t], lengths, shared)
 
 
 def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
@@ -88,7 +97,12 @@ def reply_logps(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch
 
 
 def reply_log_softmax(model: Any, batch: TurnBatch, temperature: float = 1.0) -> torch.Tensor:
-    """(N, V) log pi(. | context) at every reply token's position, in fp32.
+    """(N, V) log pi(. | context) at every reply token's position, in fp32."""
+    return torch.log_softmax(reply_logits(model, batch) / (temperature or 1.0), -1)
+
+
+def reply_logits(model: Any, batch: TurnBatch) -> torch.Tensor:
+    """(N, V) the logits that predict every reply token, in fp32.
 
     The LM head runs only on the positions that predict reply tokens (a vocabulary-wide
     row for every prompt token would be most of the memory); a prefix all rows share runs
@@ -105,8 +119,7 @@ def reply_log_softmax(model: Any, batch: TurnBatch, temperature: float = 1.0) ->
         hidden = decoder(input_ids=ids, attention_mask=attention).last_hidden_state
     # (N, H): the hidden state before each reply token predicts it
     before = hidden[batch.rows.to(device), batch.positions.to(device) - 1 - shared]
-    logits = model.get_output_embeddings()(before).float() / (temperature or 1.0)
-    return torch.log_softmax(logits, -1)
+    return model.get_output_embeddings()(before).float()
 
 
 def episode_sequences(flat: torch.Tensor, lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from webworld.errors import UsageError
 from webworld.train.losses import LossConfig
@@ -55,12 +55,24 @@ class RLConfig(BaseModel):
                            "goal (the verified path is replayed up to there; a reverse "
                            "curriculum) and end it after twice as many policy turns; 0: the "
                            "whole task")
+    curriculum: bool = Field(False, description="widen from_goal by one step each time a "
+                             "rollout batch's success reaches curriculum_threshold, up to whole "
+                             "tasks (from_goal >= the longest verified path)")
+    curriculum_threshold: float = Field(0.6, gt=0, le=1, description="rollout success that "
+                                        "widens the curriculum")
+    reward: Literal["success", "progress"] = Field(
+        "success", description="success: 1 at the goal, else 0, one advantage per episode; "
+        "progress: plus Phi(s') - Phi(s) per turn, Phi = -(FSM actions from the true state to "
+        "the goal), and per-turn advantages from the returns to go")
     max_new_tokens: int = Field(96, ge=1, description="tokens per reply")
     temperature: float = Field(0.7, gt=0, description="sampling temperature of the policy "
                                "trained (0.7 learnt faster and steadier than 1.0 at every "
                                "learning rate of docs/learning_rates.md)")
     learning_rate: float | None = Field(None, gt=0, description="peak learning rate; default: "
                                         "the model family's (webworld.train.defaults)")
+    train_layers: int | None = Field(None, ge=0, description="train only the top K transformer "
+                                     "layers and the final norm (0: the whole model); default: "
+                                     "the model family's (webworld.train.defaults)")
     warmup_steps: int = Field(10, ge=0, description="optimiser steps of linear learning-rate "
                                                     "warm-up")
     weight_decay: float = Field(0.0, ge=0)
@@ -82,6 +94,15 @@ class RLConfig(BaseModel):
     checkpoint_every: int = Field(5, ge=1, description="rollout batches between checkpoints")
     keep_checkpoints: int = Field(2, ge=1)
     loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in TOML)")
+
+    @model_validator(mode="after")
+    def _curriculum_needs_a_start(self) -> RLConfig:
+        if self.curriculum and self.from_goal < 1:
+            raise ValueError("curriculum widens from_goal: start it at 1 or more")
+        if self.curriculum and self.async_lag:
+            raise ValueError("curriculum runs synchronously (async_lag 0): each batch's level "
+                             "follows the last batch's success")
+        return self
 
 
 def load_rl_config(file: Path | None, flags: dict[str, Any]) -> RLConfig:

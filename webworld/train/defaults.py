@@ -17,6 +17,9 @@ RL_LEARNING_RATES: dict[str, float] = {"tiny": 1e-4, "smollm2": 1e-5, "other": 1
 # SFT (linear decay from this peak): tiny starts from random weights and needs a large rate,
 # a pretrained model a small one
 SFT_LEARNING_RATES: dict[str, float] = {"tiny": 1e-3, "smollm2": 1e-4, "other": 2e-5}
+# SFT and RL train the top K transformer layers of a pretrained model (0: all of it); tiny
+# starts from random weights and trains everything
+TRAIN_LAYERS: dict[str, int] = {"tiny": 0, "smollm2": 0, "other": 0}
 # an SFT run takes at least this many optimiser steps, however small the dataset (a one-world
 # export is a few hundred chats: one epoch of it is too few steps to learn the format)
 SFT_MIN_STEPS = 200
@@ -40,6 +43,10 @@ def rl_learning_rate(model: Any) -> float:
 
 def sft_learning_rate(model: Any) -> float:
     return SFT_LEARNING_RATES[family_of(model)]
+
+
+def train_layers(model: Any) -> int:
+    return TRAIN_LAYERS[family_of(model)]
 
 
 def sft_steps(chats: int, batch: int, epochs: float, min_steps: int) -> int:

@@ -26,7 +26,15 @@ from webworld.train.batch import (
 from webworld.train.config import RLConfig
 from webworld.train.defaults import rl_learning_rate
 from webworld.train.engine import evaluating
-from webworld.train.losses import LOG_RATIO_CLAMP, LossOutput, get_loss, group_advantages
+from webworld.train.losses import (
+    LOG_RATIO_CLAMP,
+    LossOutput,
+    get_loss,
+    group_advantages,
+    group_turn_advantages,
+    returns_to_go,
+)
+from webworld.train.models import train_top_layers
 
 
 @dataclass
@@ -53,7 +61,7 @@ class Learner:
     def __init__(self, model: Any, pad_id: int, config: RLConfig) -> None:
         self.model, self.pad_id, self.config = model, pad_id, config
         self.loss_fn = get_loss(config.algo)
-        self.optimizer = torch.optim.AdamW(model.parameters(),
+        self.optimizer = torch.optim.AdamW(train_top_layers(model, config.train_layers or 0),
                                            lr=config.learning_rate or rl_learning_rate(model),
                                            weight_decay=config.weight_decay,
                                            eps=config.adam_epsilon)
@@ -67,30 +75,46 @@ class Learner:
         """Learn from one rollout batch; returns the step's statistics, with one record per
         optimiser step under ``updates``."""
         episodes = [e for e in episodes if e.turns]
-        rewards = torch.tensor([e.reward for e in episodes], dtype=torch.float32)
         groups = torch.tensor([e.group for e in episodes], dtype=torch.long)
-        advantages = group_advantages(rewards, groups)
+        advantages = self._token_advantages(episodes, groups)
         order = np.random.default_rng([self.config.seed, index, 2]).permutation(len(episodes))
         updates = []
         with evaluating(self.model):  # no dropout: the learner scores what the engine sampled
             for chunk in np.array_split(order, self.config.minibatches):
                 if len(chunk):
                     updates.append(self._minibatch([episodes[i] for i in chunk],
-                                                   advantages[chunk]))
+                                                   [advantages[i] for i in chunk]))
         self.version += 1
         out = combine(updates)
         out["updates"] = updates
-        out["learned_episodes"] = float(sum(a != 0 for a in advantages.tolist()))
-        out["zero_advantage_groups"] = zero_advantage_share(advantages, groups)
+        moved = torch.tensor([bool(a.any()) for a in advantages], dtype=torch.bool)
+        out["learned_episodes"] = float(moved.sum())
+        out["zero_advantage_groups"] = zero_advantage_share(moved.float(), groups)
         return out
 
-    def _minibatch(self, episodes: list[EpisodeRecord], advantages: torch.Tensor
+    def _token_advantages(self, episodes: list[EpisodeRecord], groups: torch.Tensor
+                          ) -> list[torch.Tensor]:
+        """Each episode's advantage at each of its reply tokens, (tokens,): with success
+        rewards the episode's group advantage on every token; with progress rewards each
+        turn's own, from its return to go (:func:`group_turn_advantages`)."""
+        if self.config.reward == "progress":
+            returns = [returns_to_go(torch.tensor([t.reward for t in e.turns]))
+                       for e in episodes]
+            per_turn = group_turn_advantages(returns, groups)
+        else:
+            rewards = torch.tensor([e.reward for e in episodes], dtype=torch.float32)
+            advantages = group_advantages(rewards, groups)
+            per_turn = [advantages[i].expand(len(e.turns)) for i, e in enumerate(episodes)]
+        return [turn_adv.repeat_interleave(torch.tensor([len(t.completion_ids) for t in e.turns]))
+                for e, turn_adv in zip(episodes, per_turn)]
+
+    def _minibatch(self, episodes: list[EpisodeRecord], advantages: list[torch.Tensor]
                    ) -> dict[str, float]:
         self.optimizer.zero_grad(set_to_none=True)
         sequences = len(episodes)
         tokens = sum(e.policy_tokens for e in episodes)
         # an episode whose advantage is 0 adds 0 to every loss: it is counted, not computed
-        useful = [i for i in range(sequences) if advantages[i] != 0]
+        useful = [i for i in range(sequences) if advantages[i].any()]
         micros = self._micro_batches([episodes[i] for i in useful], useful)
         record: dict[str, float] = {"lr": self.schedule.get_last_lr()[0]}
         if not micros:
@@ -130,8 +154,8 @@ class Learner:
             used += cost
         return out + [current] if current else out
 
-    def _micro(self, episodes: list[EpisodeRecord], advantages: torch.Tensor, micro: list[int]
-               ) -> tuple[LossOutput, torch.Tensor, torch.Tensor]:
+    def _micro(self, episodes: list[EpisodeRecord], advantages: list[torch.Tensor],
+               micro: list[int]) -> tuple[LossOutput, torch.Tensor, torch.Tensor]:
         """The loss of a micro-batch, its token log-ratios log pi/mu, and pi's whole
         distribution at each reply token (detached, (N, V))."""
         chosen = [episodes[i] for i in micro]
@@ -141,8 +165,9 @@ class Learner:
         old_flat = behaviour_logps(chosen).to(dist.device)
         seq_logps, mask = episode_sequences(logps, batch.lengths)
         old, _ = episode_sequences(old_flat, batch.lengths)
-        out = self.loss_fn(seq_logps, old, advantages[micro].to(dist.device), mask,
-                           config=self.config.loss)
+        adv, _ = episode_sequences(torch.cat([advantages[i] for i in micro]).to(dist.device),
+                                   batch.lengths)  # (B, L)
+        out = self.loss_fn(seq_logps, old, adv, mask, config=self.config.loss)
         return out, logps.detach() - old_flat, dist.detach()
 
     @torch.no_grad()

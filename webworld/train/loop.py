@@ -26,7 +26,7 @@ from webworld.rl.tasks import WorldSet, load_worlds
 from webworld.train.batch import EpisodeRecord
 from webworld.train.checkpoint import latest, load_checkpoint, save_checkpoint
 from webworld.train.config import RLConfig
-from webworld.train.defaults import rl_learning_rate
+from webworld.train.defaults import rl_learning_rate, train_layers
 from webworld.train.engine import SamplingSettings, TransformersEngine
 from webworld.train.learner import Learner
 from webworld.train.metrics import MetricsLog, plot_curves
@@ -72,11 +72,16 @@ class RLRun:
         if found is not None:
             self.start_step, learner_state, self.snapshots = load_checkpoint(found)
             source = str(found / "model")
+        # the curriculum's level: steps before the goal each episode starts at
+        self.from_goal = (learner_state or {}).get("from_goal", config.from_goal)
+        self.longest_path = max((len(i.oracle[0]) for i in self.instances if i.oracle), default=0)
         # fp32 weights always: the learner's master copy (bf16 is a sampling compute mode)
         self.model, self.tokenizer = load_policy(source, seed=config.seed, device=self.device,
                                                  dtype=torch.float32)
         if config.learning_rate is None:  # the family's default, recorded in config.json
             config = config.model_copy(update={"learning_rate": rl_learning_rate(self.model)})
+        if config.train_layers is None:
+            config = config.model_copy(update={"train_layers": train_layers(self.model)})
         if config.observation is None:
             config = config.model_copy(update={"observation": policy_observation(source,
                                                                                  "compact")})
@@ -104,7 +109,7 @@ class RLRun:
         vec = make_vector_env(self.worlds, config.env, self.split,
                               min(config.envs, config.tasks_per_step * config.group_size),
                               config.observation, config.max_episode_steps, config.ray,
-                              config.ray_workers)
+                              config.ray_workers, reward=config.reward)
         try:
             batches = self._sync_batches(vec) if config.async_lag == 0 else \
                 self._async_batches(vec)
@@ -116,6 +121,8 @@ class RLRun:
                     self._publish(self.learner.version)
                 row = step_row(batch, stats, self.learner, learn_seconds, sync_seconds,
                                time.perf_counter() - started)
+                row["from_goal"] = self.from_goal
+                self._widen(row["success_rate"])
                 warning = drift_warning(row, config.max_step_kl)
                 if warning:
                     row["warning"] = warning
@@ -124,8 +131,8 @@ class RLRun:
                     self.on_step(row)
                 if batch.index % config.checkpoint_every == 0 or batch.index == config.steps:
                     save_checkpoint(config.out, batch.index, self.model, self.tokenizer,
-                                    self.learner.state_dict(), self._kept_snapshots(),
-                                    config.keep_checkpoints)
+                                    {**self.learner.state_dict(), "from_goal": self.from_goal},
+                                    self._kept_snapshots(), config.keep_checkpoints)
         finally:
             self._halt()
             vec.close()
@@ -135,6 +142,14 @@ class RLRun:
                     f"{config.algo}, N={config.minibatches}, async={config.async_lag}, "
                     f"{config.model}, {config.env} env")
         return RunResult(config.out, len(log.rows), log.rows, time.perf_counter() - started)
+
+    def _widen(self, success: float) -> None:
+        """The curriculum: one step further from the goal once a batch succeeds often enough,
+        until every episode is its whole task."""
+        c = self.config
+        if c.curriculum and success >= c.curriculum_threshold and \
+                self.from_goal < self.longest_path:
+            self.from_goal += 1
 
     # --- where rollout batches come from -------------------------------------------------------
 
@@ -146,7 +161,7 @@ class RLRun:
         for index in range(self.start_step + 1, self.config.steps + 1):
             self.engine.version = self.learner.version
             yield play_batch(vec, self.engine, self._plan(index), index, self.config.seed,
-                             self.config.from_goal), 0.0
+                             self.from_goal), 0.0
 
     def _async_batches(self, vec: Any):
         """Batches from a rollout thread running up to K versions ahead of the learner."""

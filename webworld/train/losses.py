@@ -3,7 +3,8 @@
 Shapes: B = episodes in the (mini)batch, L = policy tokens of an episode padded to the longest. An
 episode's sequence is all its assistant tokens over all turns; observation tokens are never in it.
 Every loss takes ``logps`` (B, L) with grad, ``old_logps`` (B, L) from the behaviour policy that
-produced the rollout (used as pi_old), ``advantages`` (B,) and ``mask`` (B, L), 1 on policy tokens.
+produced the rollout (used as pi_old), ``advantages`` (B,) (one per episode) or (B, L) (one per
+token: per-turn credit from progress rewards) and ``mask`` (B, L), 1 on policy tokens.
 
 Masked positions never reach a ``sum`` or an ``exp``: they are replaced by 0 with ``torch.where``,
 so padding garbage (even inf) gives a finite loss and exactly zero gradient there.
@@ -109,10 +110,12 @@ def _clipped_surrogate(ratio: Tensor, adv: Tensor, eps_low: float, eps_high: flo
 
 
 def _prepare(logps: Tensor, old_logps: Tensor, advantages: Tensor, mask: Tensor) -> tuple[Tensor, ...]:
-    """Boolean mask (B, L), token log-ratio (B, L) masked to 0, advantages as a column (B, 1)."""
+    """Boolean mask (B, L), token log-ratio (B, L) masked to 0, advantages as a column (B, 1)
+    (one per episode) or as given (B, L) (one per token)."""
     mask = mask.bool()
     log_ratio = _where(mask, logps - old_logps)
-    return mask, log_ratio, advantages.to(logps.dtype).unsqueeze(-1)
+    adv = advantages.to(logps.dtype)
+    return mask, log_ratio, adv.unsqueeze(-1) if adv.dim() == 1 else _where(mask, adv)
 
 
 # ---- losses ----------------------------------------------------------------------------------------
@@ -130,11 +133,13 @@ def grpo(
 def gspo(
     logps: Tensor, old_logps: Tensor, advantages: Tensor, mask: Tensor, *, config: LossConfig
 ) -> LossOutput:
-    """GSPO: one length-normalised ratio per sequence, clipped as a whole (the unit the reward scores)."""
+    """GSPO: one length-normalised ratio per sequence, clipped as a whole (the unit the reward
+    scores); per-token advantages enter as their mean over the sequence (GSPO-token keeps them)."""
     mask, log_ratio, adv = _prepare(logps, old_logps, advantages, mask)
     s = torch.exp(_clamp_log(_seq_mean(log_ratio, mask)))  # (B,)
     eps_low, eps_high = config.gspo_epsilon_low, config.gspo_epsilon_high
-    per_seq, clipped = _clipped_surrogate(s, adv.squeeze(-1), eps_low, eps_high)
+    seq_adv = _seq_mean(adv.expand_as(log_ratio), mask)  # (B,)
+    per_seq, clipped = _clipped_surrogate(s, seq_adv, eps_low, eps_high)
     stats = _common_stats(log_ratio, mask) | {"clip_fraction": float(clipped.mean())}
     return LossOutput(per_seq.mean(), "sequence", stats)
 
@@ -143,7 +148,7 @@ def gspo_token(
     logps: Tensor, old_logps: Tensor, advantages: Tensor, mask: Tensor, *, config: LossConfig
 ) -> LossOutput:
     """GSPO-token: every token carries the sequence ratio's value but its own gradient path, so
-    per-token advantages could be used; with one advantage per sequence it equals GSPO."""
+    per-token advantages apply; with one advantage per sequence it equals GSPO."""
     mask, log_ratio, adv = _prepare(logps, old_logps, advantages, mask)
     log_s = _clamp_log(_seq_mean(log_ratio, mask)).detach().unsqueeze(-1)  # (B, 1)
     s_tok = torch.exp(log_s + _where(mask, logps - logps.detach()))  # (B, L), value s_i
@@ -182,17 +187,18 @@ def vespo(
     mask, log_ratio, adv = _prepare(logps, old_logps, advantages, mask)
     with torch.no_grad():
         log_w = _seq_log_ratio(log_ratio, mask).unsqueeze(-1)  # (B, 1)
-        nonneg = adv >= 0
+        nonneg = adv >= 0  # (B, 1), or (B, L) with per-token advantages
         k = torch.where(nonneg, config.vespo_k_pos, config.vespo_k_neg).to(logps.dtype)
         lam = torch.where(nonneg, config.vespo_lambda_pos, config.vespo_lambda_neg).to(logps.dtype)
         phi = torch.exp(lam + k * log_w - lam * torch.exp(log_w))
-        phi = phi.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)  # (B, 1)
+        phi = phi.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)  # like adv: (B, 1) or (B, L)
     per_token = -phi * adv * logps
     if config.vespo_reduction == "sequence":
         loss = _seq_mean(per_token, mask).mean()
     else:
         loss = _token_mean(per_token, mask)
-    stats = _common_stats(log_ratio, mask) | {"phi_mean": float(phi.mean())}
+    phi_mean = _seq_mean(phi.expand_as(logps), mask).mean()  # over episodes
+    stats = _common_stats(log_ratio, mask) | {"phi_mean": float(phi_mean)}
     return LossOutput(loss, config.vespo_reduction, stats)
 
 
@@ -229,3 +235,22 @@ def group_advantages(rewards: Tensor, groups: Tensor, eps: float = 1e-4) -> Tens
     var = torch.zeros_like(count).index_add_(0, idx, centred**2) / (count - 1).clamp(min=1)
     adv = centred / (var.sqrt()[idx] + eps)
     return torch.where(count[idx] > 1, adv, torch.zeros_like(adv))
+
+
+def returns_to_go(rewards: Tensor) -> Tensor:
+    """(T,) per-turn rewards -> (T,) undiscounted returns G_t = sum_{k >= t} r_k. With
+    potential-based progress rewards G_t = Phi(s_T) - Phi(s_t) + success: the progress made
+    from turn t to the end (Phi(s_t) acts as a per-state baseline)."""
+    return rewards.flip(0).cumsum(0).flip(0)
+
+
+def group_turn_advantages(returns: list[Tensor], groups: Tensor, eps: float = 1e-4) -> list[Tensor]:
+    """Per-turn advantages: each turn's return normalised over every turn of its group's episodes
+    (the group's pooled mean and std), so a turn after which the episode progressed more than
+    its group's turns did is pushed up. ``returns[i]`` is episode i's (T_i,) returns."""
+    if not returns:
+        return []
+    counts = [len(r) for r in returns]
+    turn_groups = groups.repeat_interleave(torch.tensor(counts, device=groups.device))
+    flat = group_advantages(torch.cat(returns), turn_groups, eps)
+    return list(flat.split(counts))

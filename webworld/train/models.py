@@ -217,3 +217,20 @@ def policy_observation(name: str, default: str) -> str:
         return default
     mode = config.get("webworld_observation") if isinstance(config, dict) else None
     return mode if mode in ("full", "compact") else default
+
+
+def train_top_layers(model: Any, top: int) -> list[Any]:
+    """Train only the top ``top`` transformer layers and the final norm (0: everything); the
+    parameters left trainable. Frozen layers then run without building a graph."""
+    params = list(model.parameters())
+    layers = list(model.get_decoder().layers)
+    whole = top <= 0 or top >= len(layers)
+    for p in params:
+        p.requires_grad_(whole)
+    if whole:
+        return params
+    kept = [p for layer in layers[-top:] for p in layer.parameters()]
+    kept += list(model.get_decoder().norm.parameters())
+    for p in kept:
+        p.requires_grad_(True)
+    return kept

@@ -57,8 +57,8 @@ def plan_batch(instances: list[TaskInstance], index: int, seed: int, tasks: int,
 
 def make_vector_env(worlds: WorldSet, env: str, split: str | None, num_envs: int,
                     observation: str, max_steps: int | None, ray: str | None = None,
-                    ray_workers: int | None = None) -> Any:
-    settings = {"observation": observation, "max_steps": max_steps}
+                    ray_workers: int | None = None, reward: str = "success") -> Any:
+    settings = {"observation": observation, "max_steps": max_steps, "reward": reward}
     if ray:
         from webworld.scale.rollout import RayVectorEnv
 
@@ -95,7 +95,7 @@ def lead_in(vec: Any, starting: dict[int, Planned], reset: dict[int, tuple[dict,
                 raise UsageError(f"{starting[i].task.id}: the episode ended while replaying "
                                  f"its verified path to {from_goal} steps before the goal "
                                  "(raise --max-episode-steps or --from-goal)")
-            turns[i] = Turn(obs, info, [*turns[i].history, obs["last_action"]])
+            turns[i] = turns[i].after(obs, info)
     return turns
 
 
@@ -134,10 +134,11 @@ def play_batch(vec: Any, engine: Engine, planned: list[Planned], index: int, see
         for i, gen in zip(slots, replies):
             obs, reward, terminated, truncated, info = stepped[i]
             ep = playing[i]
-            ep.record.turns.append(TurnRecord(gen.prompt_ids, gen.completion_ids, gen.logprobs))
+            ep.record.turns.append(TurnRecord(gen.prompt_ids, gen.completion_ids, gen.logprobs,
+                                              float(reward)))
             ep.record.errors += bool(info.get("error_code"))
-            ep.record.reward = float(reward)
-            ep.turn = Turn(obs, info, [*ep.turn.history, obs["last_action"]])
+            ep.record.reward += float(reward)
+            ep.turn = ep.turn.after(obs, info)
             if terminated or truncated or len(ep.record.turns) == 2 * from_goal:
                 ep.record.success = bool(info.get("success", reward > 0))
                 done.append(ep.record)

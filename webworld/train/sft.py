@@ -1,39 +1,60 @@
-"""SFT warm start: TRL's SFTTrainer on the ``sft/`` split of a ``webworld export``.
+"""SFT warm start on the ``sft/`` split of a ``webworld export``.
 
 Each exported record is one step's chat (system, user, assistant) built by
-:mod:`webworld.data.prompting`, the very prompt a policy reads when it acts, so nothing is
-re-formatted here: a record becomes TRL's conversational prompt-completion pair (prompt =
-system + user, completion = the assistant reply) and TRL's completion-only loss trains on
-the reply alone. Validation loss and a checkpoint come at the end of each epoch; a run
-started again with the same ``out`` resumes from its last checkpoint. The result is
-``out/model`` (loadable by :func:`webworld.train.models.load_policy` and ``webworld eval
---policy hf:out/model``) and ``out/sft_summary.json``.
+:mod:`webworld.data.prompting`, the very prompt a policy reads when it acts: the prompt is
+tokenised as the rollout engine tokenises it, and the loss is the mean negative log-likelihood
+of the assistant reply's tokens (up to its stop token) and of nothing else.
+
+The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`), so it is
+fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
+half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
+positions, batches hold chats of similar length (little padding), and a model family may train
+only its top layers (``train_layers``). A checkpoint comes every ``checkpoint_every`` optimiser
+steps, at each epoch's end (with the validation loss) and at the last step, written whole or
+not at all; a run started again with the same ``out`` resumes from its last checkpoint. The
+result is ``out/model`` (loadable by :func:`webworld.train.models.load_policy` and ``webworld
+eval --policy hf:out/model``) and ``out/sft_summary.json``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
+import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from webworld.errors import UsageError
-from webworld.fsio import atomic_write_json
-from webworld.train.defaults import SFT_EPOCHS, SFT_MIN_STEPS, sft_learning_rate, sft_steps
-from webworld.train.models import load_policy, resolve_device, save_policy
+from webworld.fsio import atomic_write_json, replace_dir, staging_dir
+from webworld.train.defaults import (
+    SFT_EPOCHS,
+    SFT_MIN_STEPS,
+    sft_learning_rate,
+    sft_steps,
+    train_layers,
+)
+from webworld.train.models import (
+    autocast,
+    load_policy,
+    resolve_device,
+    resolve_precision,
+    save_policy,
+    train_top_layers,
+)
 
 if TYPE_CHECKING:
-    from datasets import Dataset
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerState
-    from trl import SFTTrainer
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 SUMMARY = "sft_summary.json"
+STATE = "trainer_state.json"  # the name transformers gives it: the dashboard reads either
+POOL = 32  # batches whose chats are sorted by length together (length bucketing)
 
 
 class SFTSettings(BaseModel):
@@ -48,17 +69,27 @@ class SFTSettings(BaseModel):
     epochs: float = Field(SFT_EPOCHS, gt=0, description="Passes over the training split.")
     min_steps: int = Field(SFT_MIN_STEPS, ge=1, description="Optimiser steps at least, however "
                                                             "few the chats.")
-    learning_rate: float | None = Field(None, gt=0, description="Peak learning rate (linear "
-                                        "decay); default: the model family's.")
-    batch_size: int = Field(8, ge=1, description="Chats per device batch.")
+    learning_rate: float | None = Field(None, gt=0, description="Peak learning rate (warm-up, "
+                                        "then linear decay); default: the model family's.")
+    warmup_ratio: float = Field(0.03, ge=0, lt=1, description="Share of the steps of linear "
+                                                              "warm-up.")
+    train_layers: int | None = Field(None, ge=0, description="Train only the top K transformer "
+                                     "layers and the final norm (0: all of the model); default: "
+                                     "the model family's.")
+    batch_size: int = Field(8, ge=1, description="Chats per batch.")
     grad_accum: int = Field(1, ge=1, description="Batches per optimiser step.")
-    max_length: int = Field(2048, ge=8, description="Tokens per chat; longer chats are cut at "
-                                                    "the end, and dropped if no reply is left.")
+    max_length: int = Field(2048, ge=8, description="Tokens per chat; a longer chat is dropped "
+                                                    "(counted in the summary).")
     seed: int = Field(0, description="Seeds the tiny model's weights and the data order.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when "
                                                                        "there is one.")
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="Compute: bf16 (auto on CUDA) or fp32; weights and the optimiser "
+                            "stay fp32.")
     max_steps: int = Field(-1, description="Optimiser steps in all; overrides epochs and "
                                            "min_steps when > 0.")
+    checkpoint_every: int = Field(100, ge=1, description="Optimiser steps between checkpoints "
+                                                         "(and one at each epoch's end).")
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
 
 
@@ -71,40 +102,71 @@ class SFTResult:
     seconds: float
 
 
+@dataclass
+class Chat:
+    """One training example: the prompt's tokens and the reply's (its stop token included)."""
+
+    prompt_ids: list[int]
+    reply_ids: list[int]
+
+    def __len__(self) -> int:
+        return len(self.prompt_ids) + len(self.reply_ids)
+
+
+@dataclass
+class RunState:
+    """What a checkpoint keeps of the run besides the weights and the optimiser."""
+
+    step: int = 0
+    log_history: list[dict[str, float]] = field(default_factory=list)
+
+
 def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
     """Fine-tune ``settings.model`` on the export's chats; writes ``out/model`` and the summary."""
+    import torch
+
     started = time.monotonic()
-    train = read_split(settings.data, "train")
-    has_validation = _split_path(settings.data, "validation").is_file()
-    validation = read_split(settings.data, "validation") if has_validation else None
     device = resolve_device(settings.device)
-    model, tokenizer = load_policy(settings.model, seed=settings.seed)  # the trainer places it
-    settings = resolved(settings, model, len(train))
+    train_chats = read_split(settings.data, "train")
+    has_validation = _split_path(settings.data, "validation").is_file()
+    validation_chats = read_split(settings.data, "validation") if has_validation else []
+    resume = last_checkpoint(settings.out)
+    source = str(resume / "model") if resume is not None else settings.model
+    model, tokenizer = load_policy(source, seed=settings.seed, device=device,
+                                   dtype=torch.float32)
+    settings = resolved(settings, model, len(train_chats))
     # the policy remembers the page text it learnt from: RL and eval default to it
     model.config.webworld_observation = export_observation(settings.data)
-    with _quiet(not progress):
-        trainer = make_trainer(settings, model, tokenizer, train, validation, device, progress)
-        kept = len(trainer.train_dataset)
-        if kept == 0:
-            raise UsageError(f"every training chat is longer than max_length={settings.max_length} "
-                             "without its reply", str(_split_path(settings.data, "train")))
-        resume = _last_checkpoint(settings.out / "checkpoints")
-        model, train_loss, state = _train(trainer, resume)
-        save_policy(model, tokenizer, settings.out / "model")
-    losses = [float(e["eval_loss"]) for e in state.log_history if "eval_loss" in e]
-    result = SFTResult(model_dir=settings.out / "model", train_loss=float(train_loss),
-                       validation_losses=losses, steps=state.global_step,
-                       seconds=round(time.monotonic() - started, 2))
-    _write_summary(settings, result, train=len(train), kept=kept, resumed_from=resume)
+    train = encode_chats(tokenizer, train_chats, settings.max_length)
+    if not train:
+        raise UsageError(f"every training chat is longer than max_length={settings.max_length}",
+                         str(_split_path(settings.data, "train")))
+    validation = encode_chats(tokenizer, validation_chats, settings.max_length)
+    trainer = _Trainer(settings, model, tokenizer, train, validation, device)
+    state = RunState()
+    if resume is not None:
+        state = trainer.load(resume)
+    losses = trainer.train(state, progress)
+    save_policy(model, tokenizer, settings.out / "model")
+    result = SFTResult(
+        model_dir=settings.out / "model",
+        train_loss=float(np.mean(losses)) if losses else math.nan,
+        validation_losses=[e["eval_loss"] for e in state.log_history if "eval_loss" in e],
+        steps=state.step, seconds=round(time.monotonic() - started, 2))
+    _write_summary(settings, result, train=len(train_chats), kept=len(train),
+                   resumed_from=str(resume) if resume else None)
     return result
 
 
 def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSettings:
-    """The family's learning rate if none was given, and the step count: ``epochs`` over the
-    chats but at least ``min_steps`` (``max_steps`` > 0 overrides both)."""
+    """The family's learning rate and trained layers where none were given, and the step
+    count: ``epochs`` over the chats but at least ``min_steps`` (``max_steps`` > 0 overrides
+    both)."""
     changes: dict[str, Any] = {}
     if settings.learning_rate is None:
         changes["learning_rate"] = sft_learning_rate(model)
+    if settings.train_layers is None:
+        changes["train_layers"] = train_layers(model)
     if settings.max_steps <= 0:
         changes["max_steps"] = sft_steps(chats, settings.batch_size * settings.grad_accum,
                                          settings.epochs, settings.min_steps)
@@ -119,47 +181,29 @@ def export_observation(data: Path) -> str | None:
         return None
 
 
-def _last_checkpoint(folder: Path) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    return get_last_checkpoint(str(folder)) if folder.is_dir() else None
+# --- data ------------------------------------------------------------------------------------
 
 
-def _train(trainer: SFTTrainer, resume: str | None) -> tuple[PreTrainedModel, float, TrainerState]:
-    """Train, on from ``resume`` if given: (model, mean train loss, trainer state). A run whose
-    checkpoint is at its last step is not resumed: transformers would take one step past the
-    end of a ``max_steps`` run; its model is the checkpoint's and the loss NaN."""
-    from transformers import TrainerState
-
-    if resume is not None:
-        state = TrainerState.load_from_json(str(Path(resume) / "trainer_state.json"))
-        total = trainer.set_initial_training_values(trainer.args, trainer.get_train_dataloader())[-1]
-        if state.global_step >= total:
-            return load_policy(resume)[0], math.nan, state
-    output = trainer.train(resume_from_checkpoint=resume)
-    return trainer.model, output.training_loss, trainer.state
-
-
-def read_split(data: Path, split: str) -> Dataset:
-    """``sft/<split>.jsonl`` as prompt-completion chats (screenshots and ids dropped)."""
-    from datasets import Dataset
-
+def read_split(data: Path, split: str) -> list[list[dict[str, str]]]:
+    """``sft/<split>.jsonl`` as chats (role and content of each message; screenshots and ids
+    dropped), each ending with the assistant's reply."""
     path = _split_path(data, split)
     if not path.is_file():
         raise UsageError(f"no SFT {split} split here; make one with `webworld export TRAJ_ROOT "
                          f"--out {data} --format sft`", str(path))
-    rows = [_prompt_completion(line, f"{path}:{n}")
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
-    if not rows:
+    chats = [_chat(line, f"{path}:{n}")
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if line.strip()]
+    if not chats:
         raise UsageError(f"the SFT {split} split has no chats", str(path))
-    return Dataset.from_list(rows)
+    return chats
 
 
 def _split_path(data: Path, split: str) -> Path:
     return Path(data) / "sft" / f"{split}.jsonl"
 
 
-def _prompt_completion(line: str, where: str) -> dict[str, list[dict[str, str]]]:
+def _chat(line: str, where: str) -> list[dict[str, str]]:
     try:
         messages = json.loads(line)["messages"]
         chat = [{"role": m["role"], "content": m["content"]} for m in messages]
@@ -168,35 +212,192 @@ def _prompt_completion(line: str, where: str) -> dict[str, list[dict[str, str]]]
                          where) from None
     if len(chat) < 2 or chat[-1]["role"] != "assistant":
         raise UsageError("an SFT chat ends with the assistant's reply, after its prompt", where)
-    return {"prompt": chat[:-1], "completion": chat[-1:]}
+    return chat
 
 
-def make_trainer(settings: SFTSettings, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
-                 train: Dataset, validation: Dataset | None, device: str, progress: bool) -> SFTTrainer:
-    """TRL's SFTTrainer with webworld's settings; the datasets are tokenised (and labelled)
-    when it is built."""
-    import torch
-    import trl
-    from transformers import PrinterCallback
+def encode_chat(tokenizer: PreTrainedTokenizerBase, chat: list[dict[str, str]],
+                stop_ids: list[int]) -> Chat:
+    """The prompt's tokens as the rollout engine makes them (chat template, generation
+    prompt), and the reply's up to and including its first stop token: what a policy samples."""
+    prompt = tokenizer.apply_chat_template(chat[:-1], tokenize=True, add_generation_prompt=True,
+                                           return_dict=False)
+    whole = tokenizer.apply_chat_template(chat, tokenize=True, return_dict=False)
+    if whole[:len(prompt)] != prompt:
+        raise UsageError("the chat template does not extend the prompt with the reply: "
+                         "cannot tell the reply's tokens")
+    reply = whole[len(prompt):]
+    stop = next((i for i, t in enumerate(reply) if t in stop_ids), None)
+    return Chat(prompt, reply[:stop + 1] if stop is not None else reply)
 
-    args = trl.SFTConfig(
-        output_dir=str(settings.out / "checkpoints"),
-        num_train_epochs=settings.epochs, max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.grad_accum, max_length=settings.max_length,
-        completion_only_loss=True,  # the loss is on the assistant's reply, never on the page
-        eval_strategy="epoch" if validation is not None else "no",
-        save_strategy="epoch", save_total_limit=settings.save_total_limit,
-        logging_steps=10, report_to=[], seed=settings.seed, data_seed=settings.seed,
-        use_cpu=device == "cpu", bf16=device == "cuda" and torch.cuda.is_bf16_supported(),
-        activation_checkpointing=True,  # TRL's default (memory), by transformers 5's name
-        disable_tqdm=not progress, dataset_num_proc=None)
-    trainer = trl.SFTTrainer(model=model, args=args, train_dataset=train, eval_dataset=validation,
-                             processing_class=tokenizer)
-    if not progress:  # without tqdm, transformers prints every log line instead
-        trainer.remove_callback(PrinterCallback)
-    return trainer
+
+def encode_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
+                 max_length: int) -> list[Chat]:
+    """Every chat that fits ``max_length`` tokens with its reply."""
+    from webworld.train.engine import stop_token_ids
+
+    stops = stop_token_ids(tokenizer)
+    encoded = (encode_chat(tokenizer, chat, stops) for chat in chats)
+    return [c for c in encoded if len(c) <= max_length and c.reply_ids]
+
+
+def epoch_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
+    """One epoch's batches of chat indices: shuffled, sorted by length within pools of
+    :data:`POOL` batches (so a batch pads little), and the batches in random order. The same
+    (seed, epoch) gives the same batches, so a resumed run sees the data as a whole run would."""
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(lengths)).tolist()
+    pool = POOL * batch_size
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start:start + pool], key=lambda i: lengths[i])
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches)).tolist()]
+
+
+# --- the loop --------------------------------------------------------------------------------
+
+
+class _Trainer:
+    def __init__(self, settings: SFTSettings, model: Any, tokenizer: Any, train: list[Chat],
+                 validation: list[Chat], device: str) -> None:
+        import torch
+
+        self.settings, self.model, self.tokenizer = settings, model, tokenizer
+        self.train_chats, self.validation = train, validation
+        self.device, self.precision = device, resolve_precision(settings.precision, device)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
+            tokenizer.eos_token_id
+        trainable = train_top_layers(model, settings.train_layers or 0)
+        self.optimizer = torch.optim.AdamW(trainable, lr=settings.learning_rate, weight_decay=0.0)
+        total, warmup = settings.max_steps, math.ceil(settings.warmup_ratio * settings.max_steps)
+        self.schedule = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: (s + 1) / warmup if s < warmup else
+            max(0.0, (total - s) / max(1, total - warmup)))
+        self.per_epoch = math.ceil(len(train) / settings.batch_size)
+        self._epochs: dict[int, list[list[int]]] = {}
+
+    def batches_of_step(self, step: int) -> Iterator[tuple[int, list[int]]]:
+        """(epoch, chat indices) of each batch optimiser step ``step`` (0-based) learns from."""
+        ga = self.settings.grad_accum
+        for g in range(step * ga, (step + 1) * ga):
+            epoch, k = divmod(g, self.per_epoch)
+            if epoch not in self._epochs:
+                lengths = [len(c) for c in self.train_chats]
+                self._epochs = {epoch: epoch_batches(lengths, self.settings.batch_size,
+                                                     self.settings.seed, epoch)}
+            yield epoch, self._epochs[epoch][k]
+
+    def train(self, state: RunState, progress: bool) -> list[float]:
+        """Optimiser steps from ``state.step`` to ``max_steps``; the loss of each."""
+        from rich.progress import Progress
+
+        total, losses = self.settings.max_steps, []
+        self.model.train()
+        with Progress(disable=not progress, transient=True) as bar:
+            task = bar.add_task("SFT", total=total, completed=state.step)
+            while state.step < total:
+                loss, epoch = self.step(state.step)
+                state.step += 1
+                losses.append(loss)
+                epoch_end = state.step * self.settings.grad_accum % self.per_epoch == 0
+                last = state.step == total
+                if state.step % 10 == 0 or last:
+                    state.log_history.append({"step": state.step, "epoch": epoch,
+                                              "loss": round(float(np.mean(losses[-10:])), 6),
+                                              "learning_rate": self.schedule.get_last_lr()[0]})
+                if (epoch_end or last) and self.validation:
+                    state.log_history.append({"step": state.step, "epoch": epoch,
+                                              "eval_loss": self.validation_loss()})
+                if epoch_end or last or state.step % self.settings.checkpoint_every == 0:
+                    self.save(state)
+                bar.update(task, completed=state.step,
+                           description=f"SFT loss {np.mean(losses[-10:]):.3f}")
+        self.model.eval()
+        return losses
+
+    def step(self, step: int) -> tuple[float, int]:
+        """One optimiser step: (its mean loss, the epoch it is in)."""
+        import torch
+
+        self.optimizer.zero_grad(set_to_none=True)
+        parts, epochs = [], []
+        for epoch, batch in self.batches_of_step(step):
+            loss = self.loss([self.train_chats[i] for i in batch])
+            (loss / self.settings.grad_accum).backward()
+            parts.append(float(loss.detach()))
+            epochs.append(epoch)
+        trainable = [p for g in self.optimizer.param_groups for p in g["params"]]
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        self.optimizer.step()
+        self.schedule.step()
+        return float(np.mean(parts)), epochs[-1]
+
+    def loss(self, chats: list[Chat]) -> torch.Tensor:
+        """Mean negative log-likelihood of the batch's reply tokens."""
+        import torch
+
+        from webworld.train.batch import reply_batch, reply_logits
+
+        batch = reply_batch([(c.prompt_ids, c.reply_ids) for c in chats],
+                            [len(c.reply_ids) for c in chats], self.pad_id)
+        with autocast(self.device, self.precision):
+            logits = reply_logits(self.model, batch)  # (N, V) fp32
+        return torch.nn.functional.cross_entropy(logits, batch.targets.to(logits.device))
+
+    def validation_loss(self) -> float:
+        import torch
+
+        was_training = self.model.training
+        self.model.eval()
+        total, tokens = 0.0, 0
+        with torch.no_grad():
+            order = sorted(range(len(self.validation)), key=lambda i: len(self.validation[i]))
+            size = self.settings.batch_size
+            for start in range(0, len(order), size):
+                chats = [self.validation[i] for i in order[start:start + size]]
+                n = sum(len(c.reply_ids) for c in chats)
+                total += float(self.loss(chats)) * n
+                tokens += n
+        self.model.train(was_training)
+        return round(total / max(tokens, 1), 6)
+
+    # --- checkpoints ---------------------------------------------------------------------
+
+    def save(self, state: RunState) -> None:
+        import torch
+
+        folder = self.settings.out / "checkpoints" / f"checkpoint-{state.step}"
+        with staging_dir(folder) as tmp:
+            save_policy(self.model, self.tokenizer, tmp / "model")
+            torch.save({"optimizer": self.optimizer.state_dict(),
+                        "schedule": self.schedule.state_dict()}, tmp / "optimizer.pt")
+            atomic_write_json(tmp / STATE, {"global_step": state.step,
+                                            "log_history": state.log_history})
+            replace_dir(tmp, folder)
+        for old in checkpoints(self.settings.out)[:-self.settings.save_total_limit]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def load(self, folder: Path) -> RunState:
+        """The optimiser, schedule and progress of a checkpoint (its weights are loaded)."""
+        import torch
+
+        saved = torch.load(folder / "optimizer.pt", weights_only=False)
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.schedule.load_state_dict(saved["schedule"])
+        state = json.loads((folder / STATE).read_text(encoding="utf-8"))
+        return RunState(state["global_step"], state["log_history"])
+
+
+def checkpoints(out: Path) -> list[Path]:
+    folder = Path(out) / "checkpoints"
+    found = [p for p in folder.glob("checkpoint-*") if (p / STATE).is_file()] \
+        if folder.is_dir() else []
+    return sorted(found, key=lambda p: int(p.name.rsplit("-", 1)[-1]))
+
+
+def last_checkpoint(out: Path) -> Path | None:
+    found = checkpoints(out)
+    return found[-1] if found else None
 
 
 def _write_summary(settings: SFTSettings, result: SFTResult, *, train: int, kept: int,
@@ -208,23 +409,3 @@ def _write_summary(settings: SFTSettings, result: SFTResult, *, train: int, kept
         "resumed_from": resumed_from, "settings": settings.model_dump(mode="json"),
     }
     atomic_write_json(settings.out / SUMMARY, summary)
-
-
-@contextlib.contextmanager
-def _quiet(quiet: bool) -> Iterator[None]:
-    """Without ``progress``, also no bars from datasets (TRL tokenises through ``map``) nor
-    from transformers (writing checkpoints)."""
-    import datasets
-    from transformers.utils import logging
-
-    shown = (not datasets.are_progress_bars_disabled(), logging.is_progress_bar_enabled())
-    if quiet:
-        datasets.disable_progress_bars()
-        logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if quiet and shown[0]:
-            datasets.enable_progress_bars()
-        if quiet and shown[1]:
-            logging.enable_progress_bar()

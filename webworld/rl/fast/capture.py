@@ -26,20 +26,22 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webworld import __version__, contract
 from webworld.browser.launch import launch_browser, new_context
 from webworld.browser.observe import WALK_JS
-from webworld.browser.tab import PLACE_FN, BrowserTab
+from webworld.browser.placement import PLACE_FN
+from webworld.contract import WORLD_PREFIX
 from webworld.errors import WebworldError
 from webworld.fsio import atomic_write_bytes
 from webworld.render.site import GENERATOR, Site
 from webworld.render.view import make_environment, render_page
-from webworld.serve.app import SECURITY_HEADERS
-from webworld.serve.multi import WORLD_PREFIX
 from webworld.spec.graph import DEFAULT_STATE_BUDGET, explore_states
 from webworld.spec.semantics import Machine, State
+
+if TYPE_CHECKING:  # capturing needs a browser; loading a snapshot does not
+    from webworld.browser.tab import BrowserTab
 
 FORMAT = "webworld-fast/1"
 SNAPSHOT = Path("fast") / "snapshot.json.gz"
@@ -225,6 +227,8 @@ async def _capture_layouts(site: Site, plan: RenderPlan, workers: int,
     from the site's server) in ``workers`` tabs at once, and capture it."""
     from playwright.async_api import async_playwright
 
+    from webworld.browser.tab import BrowserTab
+    from webworld.serve.app import SECURITY_HEADERS
     from webworld.serve.multi import create_multi_app
     from webworld.serve.runner import LiveServer
 

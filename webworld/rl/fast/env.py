@@ -21,6 +21,7 @@ from gymnasium.vector import AutoresetMode
 
 from webworld.browser.actions import ActionRefused, BrowserAction
 from webworld.browser.observe import Observation, public_url
+from webworld.contract import WORLD_PREFIX
 from webworld.errors import UsageError
 from webworld.rl.env import WebEnv, WebVectorEnv, load_world_set, make_config, run_inline
 from webworld.rl.episode import UNTOUCHED, EnvConfig, Episode, Turn
@@ -28,7 +29,6 @@ from webworld.rl.fast.capture import build_snapshot, load_snapshot
 from webworld.rl.fast.model import FastEnvGap, Layout, PageModel, Request
 from webworld.rl.tasks import TaskInstance, World, WorldSet
 from webworld.serve.handling import handle_action
-from webworld.serve.multi import WORLD_PREFIX
 from webworld.spec.semantics import State
 
 Progress = Callable[[str, int, int], None]

