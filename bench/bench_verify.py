@@ -4,11 +4,13 @@ Run from the project root::
 
     .venv/bin/python bench/bench_verify.py            # full: ~60 candidates, 1/2/4/8 contexts
     .venv/bin/python bench/bench_verify.py --quick    # smoke run: ~16 candidates, 1/4 contexts
+    .venv/bin/python bench/bench_verify.py --transition navigate   # sites that load pages
 
 Setup. Two worlds (``online bookstore`` and ``hotel booking``, profile ``medium``, seed 0:
 every widget kind, hover menus and slider drags included) are generated, rendered and
 explored into a temp dir (shortest paths only), capped to about 30 candidates each (quick:
-8), and served by one ``LiveServer(create_multi_app(...))`` in this process (a uvicorn
+8), as sites that update in place (``--transition swap``, the default) or that load a page
+per action (``navigate``), and served by one ``LiveServer(create_multi_app(...))`` in this process (a uvicorn
 thread). A short bare warm-up run goes first and is discarded. Every run replays exactly
 the same candidates.
 
@@ -22,9 +24,11 @@ Playwright and Chromium, opening the contexts, replaying, closing):
      gesture ``webworld.verify.gestures.gestures`` plans, ``page.locator(selector)`` +
      ``click / fill / press / select_option / hover`` (check: click when not checked;
      drag: a mouse drag of the slider thumb) and, around each step's trigger,
-     ``expect_navigation(wait_until="load")``. No observation, screenshot, element ids or
-     ground truth. ``on goal page`` only compares the final ``page.url`` string with the
-     candidate's last page (no browser round trip): a sanity check that it did the work.
+     ``expect_navigation(wait_until="load")`` (swap sites: a promise of the page's own
+     ``ww:settled`` event, set before the trigger and awaited after it). No observation,
+     screenshot, element ids or ground truth. ``on goal page`` only compares the final
+     ``page.url`` string with the candidate's last page (no browser round trip): a sanity
+     check that it did the work.
    * ``verifier``: ``verify_jobs`` with that many workers on fresh output folders (nothing
      skipped): per gesture an observation (DOM walk + PNG screenshot of the viewport,
      ``webworld.browser.capture.capture_png``, asked for at once), target resolution, the
@@ -85,7 +89,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Coroutine, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -229,12 +233,13 @@ def span(timers: Timers | None, name: str):  # type: ignore[no-untyped-def]
 # --- worlds --------------------------------------------------------------------------------
 
 
-def build_worlds(root: Path, caps: dict[str, int], per_world: int) -> list[Path]:
+def build_worlds(root: Path, caps: dict[str, int], per_world: int, transition: str
+                 ) -> list[Path]:
     """Generate, render and explore the worlds; return their site dirs (candidates under
     root/candidates/<world id>/candidates.jsonl)."""
     sites = []
     for theme in THEMES:
-        spec = generate(theme, PROFILE, SEED).spec
+        spec = generate(theme, PROFILE, SEED).spec.model_copy(update={"transition": transition})
         sites.append(render_site(spec, root / "sites" / spec.id))
         explored = explore_world(spec, ExploreConfig(**caps))
         explored.candidates = spread(explored.candidates, per_world)
@@ -290,6 +295,19 @@ async def bare_gesture(page: Page, g: Gesture) -> None:
         raise ValueError(f"unknown gesture {g.action}")
 
 
+@asynccontextmanager
+async def next_page(page: Page, transition: str):  # type: ignore[no-untyped-def]
+    """Wait for the page the block's action leads to: its load, or the site's swap."""
+    if transition != "swap":
+        async with page.expect_navigation(wait_until="load", timeout=NAV_MS):
+            yield
+        return
+    await page.evaluate("() => { window.__benchSettled = new Promise((r) => "
+                        "document.addEventListener('ww:settled', r, {once: true})); }")
+    yield
+    await page.evaluate("() => window.__benchSettled")
+
+
 async def bare_candidate(page: Page, world: World, cand: dict[str, Any],
                          timers: Timers | None) -> int:
     """Replay one candidate's gestures; the number of gestures done."""
@@ -302,8 +320,8 @@ async def bare_candidate(page: Page, world: World, cand: dict[str, Any],
             planned = gestures(world.spec, step["page"], gui)
             for i, g in enumerate(planned):
                 if j == len(step["gui"]) - 1 and i == len(planned) - 1:  # the trigger
-                    with span(timers, "trigger: wait for load"):
-                        async with page.expect_navigation(wait_until="load", timeout=NAV_MS):
+                    with span(timers, "trigger: wait for the next page"):
+                        async with next_page(page, world.spec.transition):
                             with span(timers, f"action: {g.action}"):
                                 await bare_gesture(page, g)
                 else:
@@ -688,6 +706,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="smoke run: ~16 candidates, 1 and 4 contexts")
     parser.add_argument("--keep", type=Path, default=None,
                         help="build the worlds here (kept) instead of a temp dir")
+    parser.add_argument("--transition", choices=["swap", "navigate"], default="swap",
+                        help="the sites update in place (swap) or load a page per action")
     return parser.parse_args(argv)
 
 
@@ -695,7 +715,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     mode = QUICK if args.quick else FULL
     console = make_console()
-    console.print(f"[bold]webworld verify benchmarks[/] ({'quick' if args.quick else 'full'}; "
+    console.print(f"[bold]webworld verify benchmarks[/] ({'quick' if args.quick else 'full'}, "
+                  f"{args.transition} sites; "
                   f"python {sys.version.split()[0]}, playwright {version('playwright')}, "
                   f"{os.cpu_count()} cpus)")
     console.print(f"Start: {load_note()}")
@@ -703,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(
             prefix="bench-verify-")))
-        site_dirs = build_worlds(root, mode["caps"], mode["per_world"])
+        site_dirs = build_worlds(root, mode["caps"], mode["per_world"], args.transition)
         app = create_multi_app(site_dirs)
         token = app.state.truth_token
         server = stack.enter_context(LiveServer(app))

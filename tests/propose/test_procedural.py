@@ -24,6 +24,20 @@ def test_same_inputs_same_bytes_and_seeds_differ() -> None:
     assert a != c
 
 
+def test_most_new_worlds_update_in_place_some_navigate_and_old_specs_navigate() -> None:
+    from pathlib import Path
+
+    from webworld.spec.io import load_spec
+
+    picked = [generate("online bookstore", "easy", seed).spec.transition for seed in range(24)]
+    assert picked == [generate("online bookstore", "easy", seed).spec.transition
+                      for seed in range(24)]  # seeded
+    assert 0.5 <= picked.count("swap") / len(picked) < 1.0 and "navigate" in picked
+    shipped = sorted((Path(__file__).parents[2] / "fsm_specs").glob("*.json"))
+    assert shipped and all(load_spec(p).transition == "navigate" for p in shipped)
+    assert all('"transition"' not in p.read_text() for p in shipped)  # unchanged files
+
+
 def test_library_size() -> None:
     assert len(ARCHETYPES) >= 20
     required = {"shop", "flights", "hotel", "bank", "email", "forum", "recipes", "jobs",

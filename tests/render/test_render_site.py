@@ -40,7 +40,7 @@ def test_site_layout_and_manifest(spec, tmp_path: Path) -> None:
     assert manifest == {
         "format": SITE_FORMAT, "world_id": spec.id, "name": spec.name, "theme": "ember",
         "spec": "spec.json", "pages": {p.id: f"pages/{p.id}.html" for p in spec.pages},
-        "generator": "webworld.render/2",
+        "transition": "navigate", "generator": "webworld.render/2",
     }
     assert (root / "spec.json").read_text() == spec_to_json(spec)
     for rel in ("templates/layout.html", "templates/widgets.html", "static/theme.css",
@@ -170,3 +170,15 @@ def test_themes_are_many_distinct_and_cover_every_switch(spec) -> None:
     assert choose_theme(spec) == choose_theme(spec.model_copy())
     chosen = {choose_theme(load_spec(p)) for p in sorted(SPECS.glob("*.json"))}
     assert len(chosen) >= 3, "worlds get different looks"
+
+
+@pytest.mark.parametrize("transition", ["navigate", "swap"])
+def test_a_page_says_how_the_site_moves_and_has_a_live_region(spec, tmp_path: Path,
+                                                              transition: str) -> None:
+    site = load_site(render_site(spec.model_copy(update={"transition": transition}),
+                                 tmp_path / "site"))
+    assert json.loads((site.root / "manifest.json").read_text())["transition"] == transition
+    html = render_page(site, make_environment(site), Machine(site.spec),
+                       Machine(site.spec).initial_state(None))
+    assert f'data-ww-transition="{transition}"' in html
+    assert 'data-ww-announce aria-live="polite"' in html

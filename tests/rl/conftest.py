@@ -72,8 +72,26 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 @pytest.fixture(scope="session")
+def lab_swap(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The widget lab on a site that updates in place (``transition: swap``)."""
+    spec = make_widget_world().model_copy(update={"transition": "swap"})
+    config = ExploreConfig(max_instances=2, max_shortest=1, max_longer=1)
+    return Built(shared(tmp_path_factory, "lab-swap", lambda root: build(root, spec, config)), spec)
+
+
+@pytest.fixture(scope="session")
 def flight(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """A shipped world (fsm_specs/): hover menu, calendar, tabs, modal, radios."""
     spec = load_spec(SHIPPED / "flight_booking_easy_s0.json")
     config = ExploreConfig(max_instances=1, max_shortest=1, max_longer=0)
     return Built(shared(tmp_path_factory, "flight", lambda root: build(root, spec, config)), spec)
+
+
+@pytest.fixture(scope="session")
+def flight_swap(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The shipped flight world on a site that updates in place."""
+    spec = load_spec(SHIPPED / "flight_booking_easy_s0.json").model_copy(
+        update={"transition": "swap"})
+    config = ExploreConfig(max_instances=1, max_shortest=1, max_longer=0)
+    return Built(shared(tmp_path_factory, "flight-swap", lambda root: build(root, spec, config)),
+                 spec)

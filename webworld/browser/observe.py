@@ -113,7 +113,8 @@ WALK_JS = r"""
   const rows = [[0, "root", "", document.title, null]];
   function walk(parent, depth) {
     for (const el of parent.children) {
-      if (SKIP.has(el.tagName) || el.getAttribute("aria-hidden") === "true" || !visible(el)) continue;
+      if (SKIP.has(el.tagName) || el.getAttribute("aria-hidden") === "true" || !visible(el) ||
+          el.hasAttribute("data-ww-announce")) continue;  // a swap's announcement: for screen readers
       if (skip && el.matches(skip)) continue;
       const role = roleOf(el);
       if (isInteractive(el, role)) {

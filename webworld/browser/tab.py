@@ -12,7 +12,8 @@ without a browser (:mod:`webworld.rl.fast`):
 4. the gesture: a real mouse click / move / drag at that point, or Playwright's fill,
    press and select on the element (fill clicks into the field first);
 5. after every action but a hover the pointer rests at the corner again;
-6. if the action submitted a form or followed a link, wait for the next page to load.
+6. if the action submitted a form or followed a link, wait for the next page: its load, or on a
+   site that updates in place (``swap``) the end of site.js's swap (its ``ww:settled``).
 
 A refused action raises :class:`~webworld.browser.actions.ActionRefused`; a page that
 does not load raises :class:`NavigationError`.
@@ -57,6 +58,7 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
     // action in that element's hover menu happens in place; any other must first wait
     // for the pointer to leave (needsPark), so no scrolling happens under it.
     place: ([bid, hovering, markHover]) => {
+      window.__wwSwap = null;  // a new action: what an earlier swap did is told already
       const el = byBid(bid);
       if (!el) return {missing: true};
       let inPlace = false;
@@ -78,9 +80,19 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
       return out;
     },
     // After a macrotask (site.js's release timer runs first): a page load is coming
-    // ({pending}), or the page as it is now ({rows}).
-    settle: (opts) => new Promise((r) => setTimeout(
-      () => r(window.__wwNav === 1 ? {pending: true} : {rows: window.__ww.walk(opts)}), 0)),
+    // ({pending}), or the page as it is now ({rows}), once a swap site.js started (a page
+    // put in place without a load) has ended ({rows, swap: what it did}).
+    settle: (opts) => new Promise((r) => setTimeout(() => {
+      if (window.__wwNav === 1) return r({pending: true});
+      const done = () => {
+        const swap = window.__wwSwap || null;
+        window.__wwSwap = null;
+        r({rows: window.__ww.walk(opts), swap});
+      };
+      if (document.documentElement.hasAttribute("data-ww-busy"))
+        document.addEventListener("ww:settled", done, {once: true});
+      else done();
+    }, 0)),
   };
 })();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS))
 
@@ -118,11 +130,12 @@ class BrowserTab:
         self.hovered = False           # the last action was a hover: the pointer is on the page
         self._rows: list | None = None  # the page's rows read right after the last action
         self._loaded = asyncio.Event()
-        self._leaving = asyncio.Event()  # a page load started (a document request, a commit)
+        self._leaving = asyncio.Event()  # a page load started (a document request)
         self._status: int | None = None
         self._failed: str | None = None
         page.on("load", lambda _: self._loaded.set())
-        page.on("framenavigated", self._on_navigated)
+        # a page load starts with a document request (a history.pushState of a swap, which
+        # Playwright also reports as a frame navigation, loads nothing)
         page.on("request", self._on_request)
         page.on("response", self._on_response)
         page.on("requestfailed", self._on_request_failed)
@@ -133,10 +146,6 @@ class BrowserTab:
         """A new page of ``context`` that watches for page loads (call once per context)."""
         await context.add_init_script(PAGE_LIBRARY_JS)
         return cls(await context.new_page(), config, skip=skip)
-
-    def _on_navigated(self, frame: Any) -> None:
-        if frame == self.page.main_frame:
-            self._leaving.set()
 
     def _on_request(self, request: Any) -> None:
         if request.is_navigation_request() and request.frame == self.page.main_frame:
@@ -311,7 +320,7 @@ class BrowserTab:
             asked.add_done_callback(lambda t: t.cancelled() or t.exception())
         if not settled.get("pending") and not self._leaving.is_set() and not self._loaded.is_set():
             self._rows = settled["rows"]
-            return Outcome(False)
+            return self._swapped(settled.get("swap"))
         try:
             await asyncio.wait_for(self._loaded.wait(), self.config.navigation_timeout_ms / 1000)
         except TimeoutError:
@@ -321,6 +330,18 @@ class BrowserTab:
             raise NavigationError(f"the site did not answer ({self._failed})")
         self.hovered = False
         return Outcome(True, self._status)
+
+
+    def _swapped(self, swap: dict[str, Any] | None) -> Outcome:
+        """What the action did when no page loaded: nothing beyond the page, or a swap (the
+        next page put in place: a page change, like a load); a swap the server never
+        answered is a :class:`NavigationError`, the page saying so too."""
+        if swap is None:
+            return Outcome(False)
+        if swap.get("error"):
+            raise NavigationError(f"the site did not answer ({swap['error']})")
+        self.hovered = False
+        return Outcome(True, swap.get("status"))
 
 
 def _result(task: asyncio.Future) -> dict[str, Any]:

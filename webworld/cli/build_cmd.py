@@ -37,6 +37,7 @@ from webworld.cli.options import (
     RayAddress,
     RayWorkers,
     StateBudget,
+    Transition,
 )
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.cli.verify_cmd import Workers, run_verification
@@ -71,6 +72,10 @@ def build_cmd(
                                           "or besides themes."),
     profile: ProfileChoice = typer.Option(ProfileChoice.medium, "--profile", "-p"),
     seed: int = typer.Option(0, "--seed", "-s"),
+    transition: Transition = typer.Option(None, "--transition", help="How every site moves "
+                                          "between pages: navigate (a page load per action) or "
+                                          "swap (in place). Default: the proposer's seeded pick "
+                                          "per world (mostly swap); a --spec keeps its own."),
     specs_dir: Path = typer.Option(SPECS_DIR, "--specs-out"),
     sites_dir: Path = typer.Option(SITES_DIR, "--sites-out"),
     traj_dir: Path = typer.Option(TRAJECTORIES_DIR, "--out", "-o"),
@@ -110,7 +115,8 @@ def build_cmd(
     rows: list[WorldRow] = []
     try:
         rows = _prepare_worlds(themes, specs, profile.value, seed, specs_dir, sites_dir,
-                               traj_dir, config, session)
+                               traj_dir, config, session,
+                               transition.value if transition else None)
         if verify:
             scale = {"workers": workers, "ray": ray, "ray_workers": ray_workers}
             run_verification([sites_dir / r.world for r in rows], traj_dir, **scale)
@@ -220,7 +226,7 @@ def spec_files(paths: list[Path]) -> list[Path]:
 
 def _prepare_worlds(themes: list[str], specs: list[Path], profile: str, seed: int,
                     specs_dir: Path, sites_dir: Path, traj_dir: Path, config: ExploreConfig,
-                    session: LLMSession | None) -> list[WorldRow]:
+                    session: LLMSession | None, transition: str | None) -> list[WorldRow]:
     rows = []
     columns = (TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
@@ -234,6 +240,8 @@ def _prepare_worlds(themes: list[str], specs: list[Path], profile: str, seed: in
                 theme = source
                 progress.update(bar, description=f"{theme}: propose")
                 spec = _propose(theme, profile, seed, config.state_budget, session)
+            if transition is not None:
+                spec = spec.model_copy(update={"transition": transition})
             save_spec(spec, specs_dir / f"{spec.id}.json")
             progress.update(bar, description=f"{theme}: render")
             _render(spec, sites_dir / spec.id, session)

@@ -50,14 +50,15 @@ def list_cmd(
         out.print(f"{len(tasks)} MiniWoB++ tasks (webworld/miniwob.<task>-v0)")
         return
     worlds = _worlds(sites, trajectories, source, dataset=dataset)
-    table = Table("world", "split", "task", "instances", "shortest steps", "oracle paths",
-                  title="webworld env list")
+    table = Table("world", "split", "transition", "task", "instances", "shortest steps",
+                  "oracle paths", title="webworld env list")
     for world in worlds.worlds.values():
         by_task: dict[str, list] = {}
         for inst in world.instances:
             by_task.setdefault(inst.task_id, []).append(inst)
         for task, insts in sorted(by_task.items()):
-            table.add_row(world.id, world.split or "-", task, str(len(insts)),
+            table.add_row(world.id, world.split or "-", world.spec.transition, task,
+                          str(len(insts)),
                           str(min(i.shortest_steps for i in insts)),
                           str(sum(len(i.oracle) for i in insts)))
     out.print(table)

@@ -56,17 +56,17 @@ def _fractions(text: str) -> tuple[float, float, float]:
 
 
 def print_summary(summary: ExportSummary) -> None:
-    table = Table("world", "split", "theme", "trajectories", "steps", "mean FSM length",
-                  "failures", title="webworld export")
+    table = Table("world", "split", "theme", "transition", "trajectories", "steps",
+                  "mean FSM length", "failures", title="webworld export")
     for w in sorted(summary.worlds.values(), key=lambda w: (w.split is None, w.world_id)):
         failures = ", ".join(f"{k} {v}" for k, v in w.failures.items()) or "-"
-        table.add_row(w.world_id, w.split or "[dim]left out[/]", w.theme, str(w.trajectories),
-                      str(w.steps), f"{w.mean_length:.2f}", failures)
+        table.add_row(w.world_id, w.split or "[dim]left out[/]", w.theme, w.transition,
+                      str(w.trajectories), str(w.steps), f"{w.mean_length:.2f}", failures)
     table.add_section()
     for split in SPLITS:
         s = summary.splits[split]
         worlds = f"{len(s.worlds)} world{'s' * (len(s.worlds) != 1)}"
-        table.add_row(worlds, split, "", str(s.trajectories), str(s.steps), "", "")
+        table.add_row(worlds, split, "", "", str(s.trajectories), str(s.steps), "", "")
     out.print(table)
     for note in summary.notes:
         out.print(f"[yellow]note:[/] {note}")

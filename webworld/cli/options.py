@@ -16,6 +16,13 @@ class ProfileChoice(StrEnum):
     hard = "hard"
 
 
+class Transition(StrEnum):
+    """How a site moves between pages (WorldSpec.transition)."""
+
+    navigate = "navigate"
+    swap = "swap"
+
+
 SPECS_DIR = Path("fsm_specs")
 TRAJECTORIES_DIR = Path("trajectories")
 

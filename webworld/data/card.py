@@ -104,12 +104,13 @@ def _worlds(summary: ExportSummary) -> str:
     rows = []
     for w in sorted(summary.worlds.values(), key=lambda w: (w.split is None, w.world_id)):
         failures = ", ".join(f"{k}: {v}" for k, v in w.failures.items()) or "none"
-        rows.append([f"`{w.world_id}`", w.split or "not exported", w.theme or "-", w.trajectories,
-                     w.steps, f"{w.mean_length:.2f}", failures])
-    return ("## Worlds\n\nFailures are candidate trajectories that did not verify "
-            "(from `failures.jsonl`), by class.\n\n" +
-            _table(["world", "split", "theme", "trajectories", "steps", "mean FSM length",
-                    "failures"], rows))
+        rows.append([f"`{w.world_id}`", w.split or "not exported", w.theme or "-", w.transition,
+                     w.trajectories, w.steps, f"{w.mean_length:.2f}", failures])
+    return ("## Worlds\n\nTransition: how a site moves between pages (`navigate`: a page load "
+            "per action; `swap`: its script puts the next page in place). Failures are candidate "
+            "trajectories that did not verify (from `failures.jsonl`), by class.\n\n" +
+            _table(["world", "split", "theme", "transition", "trajectories", "steps",
+                    "mean FSM length", "failures"], rows))
 
 
 def _pictures(assets: list[Path]) -> str:

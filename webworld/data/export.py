@@ -78,6 +78,7 @@ MANIFEST_KEY = "webworld_export"
 class WorldSummary:
     world_id: str
     theme: str = ""
+    transition: str = "navigate"      # how the site moves between pages (navigate | swap)
     split: str | None = None          # None: no verified trajectories, not exported
     trajectories: int = 0
     steps: int = 0
@@ -263,6 +264,7 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
         summary = WorldSummary(world_dir.name)
         read = JsonlRead()
         themes: Counter[str] = Counter()
+        transitions: Counter[str] = Counter()
         for lineno, traj in _unique(iter_verified(world_dir, read), summary):
             first = owner.setdefault(traj["id"], world_dir.name)
             if first != world_dir.name:
@@ -272,7 +274,9 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
             summary.steps += len(traj["steps"])
             summary.fsm_steps += traj["length"]
             themes[traj["theme"]] += 1
+            transitions[traj.get("transition", "navigate")] += 1
         summary.theme = themes.most_common(1)[0][0] if themes else ""
+        summary.transition = transitions.most_common(1)[0][0] if transitions else "navigate"
         if read.partial_line:
             summary.skipped_lines.append(f"verified.jsonl:{read.partial_line}")
         failures, fread = read_failures(world_dir)

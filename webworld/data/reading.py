@@ -103,6 +103,8 @@ def check_shape(value: Any, tp: Any, where: str = "") -> None:
             raise ValueError(f"{where or 'value'}: expected an object, got {_got(value)}")
         for key, sub in typing.get_type_hints(tp).items():
             if key not in value:
+                if key in tp.__optional_keys__:  # NotRequired: newer records have it
+                    continue
                 raise ValueError(f"{_join(where, key)}: missing")
             check_shape(value[key], sub, _join(where, key))
         return

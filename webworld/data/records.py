@@ -49,7 +49,13 @@ class VerifiedStep(TypedDict):
     page: str                 # the true page after the step (checked against the server)
 
 
-class VerifiedTrajectory(TypedDict):
+class _Since(TypedDict, total=False):
+    """Keys newer records have (older ones are read as their default)."""
+
+    transition: str           # navigate | swap: how the site moved between pages
+
+
+class VerifiedTrajectory(_Since):
     id: str
     world_id: str
     task_id: str

@@ -54,9 +54,17 @@ def generate(theme: str, profile: str = "medium", seed: int = 0) -> Proposal:
             notes = [match.note] + ([f"attempt {attempt + 1}"] if attempt else [])
             spec.provenance = Provenance(theme=theme, archetype=match.archetype.key,
                                          profile=prof.name, seed=seed, notes=notes)
+            spec.transition = pick_transition(theme, prof, seed)
             return Proposal(spec, notes)
     raise GenerationError(f"could not build a {prof.name} world for {theme!r} "
                           f"(last problems: {problems or 'flows did not fit'})")
+
+
+def pick_transition(theme: str, prof: Profile, seed: int) -> str:
+    """Most new sites update in place (``swap``), some navigate: drawn from a generator of its
+    own, so the rest of a world is what it was before transitions existed."""
+    draw = random.Random(f"{theme}|{prof.name}|{seed}|transition").random()
+    return "swap" if draw < prof.swap_share else "navigate"
 
 
 def get_profile(name: str) -> Profile:

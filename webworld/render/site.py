@@ -142,6 +142,7 @@ def _site_files(spec: WorldSpec, theme: Theme) -> Iterator[tuple[str, str]]:
         "theme": theme.name,
         "spec": "spec.json",
         "pages": pages,
+        "transition": spec.transition,
         "generator": GENERATOR,
     }
     yield "manifest.json", dumps_json(manifest)

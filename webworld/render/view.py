@@ -11,7 +11,8 @@ Context keys (all always present; templates run with ``StrictUndefined``):
   mode, density
 * ``page``: id, title, role, terminal, heading, doc_title, crumbs (list of titles, the
   last is the page itself), is_home, about (e.g. "Results for “x”", or "")
-* ``base``, ``urls`` (css, js, icon), ``body_class``
+* ``base``, ``urls`` (css, js, icon), ``body_class``, ``transition`` (navigate | swap: how
+  site.js moves between pages)
 * ``elements``: id -> view of every visible element (children included)
 * ``regions``: name -> list of views of visible top-level elements, for the names in
   :data:`REGIONS`
@@ -168,6 +169,7 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
                  "crumbs": crumbs, "is_home": page.id == spec.home,
                  "about": _about(site, machine, state, page.id)},
         "base": base,
+        "transition": spec.transition,
         "urls": {
             name: contract.STATIC_URL.format(base=base, path=path) + f"?v={site.static_version}"
             for name, path in (("css", "theme.css"), ("js", "site.js"), ("icon", "favicon.svg"))

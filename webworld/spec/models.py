@@ -215,6 +215,10 @@ class WorldSpec(_Model):
     pages: list[Page] = Field(min_length=1)
     tasks: list[Task] = Field(default_factory=list)
     provenance: Provenance = Field(default_factory=Provenance)
+    transition: Literal["navigate", "swap"] = Field(
+        "navigate", description="How the site moves between states: navigate (every action a "
+        "form submission and a new document) or swap (the site's script sends the form with "
+        "fetch and replaces the page in place; the same server, URLs and state)")
 
     def page(self, page_id: str) -> Page:
         for page in self.pages:

@@ -305,6 +305,9 @@ class _Trainer:
                     state.log_history.append({"step": state.step, "epoch": epoch,
                                               "loss": round(float(np.mean(losses[-10:])), 6),
                                               "learning_rate": self.schedule.get_last_lr()[0]})
+                    if progress and not bar.console.is_terminal:  # a log file: one line
+                        bar.console.print(f"SFT step {state.step}/{total}: "
+                                          f"{state.log_history[-1]}")
                 if (epoch_end or last) and self.validation:
                     state.log_history.append({"step": state.step, "epoch": epoch,
                                               "eval_loss": self.validation_loss()})

@@ -224,7 +224,7 @@ async def verify_candidate(tab: BrowserTab, spec: WorldSpec, candidate: dict[str
     return VerifiedTrajectory(
         id=candidate["id"], world_id=candidate["world_id"], task_id=candidate["task_id"],
         intent=candidate["intent"], slots=candidate["slots"], length=candidate["length"],
-        shortest_length=candidate["shortest_length"], theme=theme,
+        shortest_length=candidate["shortest_length"], theme=theme, transition=spec.transition,
         viewport=[viewport["width"], viewport["height"]],
         steps=[r.step for r in recorded], final_state=replay.final,
         seconds=round(time.perf_counter() - started, 3)), None

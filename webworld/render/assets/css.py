@@ -83,6 +83,9 @@ p { margin: 0 0 .75em; }
 }
 .icon { flex: none; vertical-align: middle; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+/* a swapped-in page's heading takes the focus (for screen readers) but shows no ring: the page
+   looks as it would after a page load */
+h1[tabindex="-1"]:focus, h1[tabindex="-1"]:focus-visible { outline: none; }
 
 /* ---- frame: top navigation --------------------------------------------------------- */
 .shell { min-height: 100vh; }

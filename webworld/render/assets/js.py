@@ -3,8 +3,18 @@
 
 It submits action forms when a trigger widget changes (select, radio, slider, checkbox),
 opens date-picker calendars and menus, fills hidden inputs for non-trigger choices and
-keeps mirrored inputs in sync. No network besides form submission, no eval, no inline
-code: it works under ``default-src 'self'``.
+keeps mirrored inputs in sync. No eval, no inline code: it works under ``default-src 'self'``.
+
+On a site whose body says ``data-ww-transition="swap"`` it also moves between pages without a
+page load: an action's form (or a link to an action) is sent with ``fetch`` to the very URL a
+submit would use, the server answers as it always does (a redirect to the next page, whose HTML
+``fetch`` follows), and the script puts that page's body and title in place, records its URL with
+``history`` (back and reload work: they ask the server again), moves the focus to the page's
+heading and announces the page in a live region. While a swap is under way ``<html>`` carries
+``data-ww-busy``; when it ends the script sets ``window.__wwSwap`` (the status, or the error
+when the server could not be reached) and fires ``ww:settled`` on the document: the one signal
+a driver waits on. A failed request leaves the page as it was with an alert saying so. With
+the script blocked, forms and links work as plain HTML (navigate).
 """
 
 from __future__ import annotations
@@ -178,6 +188,91 @@ SITE_JS = r"""/* webworld site script: trigger widgets submit their action's for
 
   document.addEventListener("keydown", function (ev) {
     if (ev.key === "Escape") { closePopups(null); }
+  });
+
+  /* ---- swap: pages in place ---------------------------------------------------------- */
+
+  function swapMode() {
+    return !!document.body && document.body.getAttribute("data-ww-transition") === "swap" &&
+      typeof window.fetch === "function" && typeof window.DOMParser === "function";
+  }
+
+  function busy() { return document.documentElement.hasAttribute("data-ww-busy"); }
+
+  function settle(info) {
+    window.__wwSwap = info;
+    document.documentElement.removeAttribute("data-ww-busy");
+    document.dispatchEvent(new CustomEvent("ww:settled", {detail: info}));
+  }
+
+  function announce(text) {
+    var region = document.querySelector("[data-ww-announce]");
+    if (region) { region.textContent = text; }
+  }
+
+  function showPage(html, url, push) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    if (!doc.body) { throw new Error("the server sent no page"); }
+    document.title = doc.title;
+    document.body.replaceWith(document.adoptNode(doc.body));
+    if (push && url !== location.href) { history.pushState({ww: 1}, "", url); }
+    else { history.replaceState({ww: 1}, "", url); }
+    window.scrollTo(0, 0);
+    var heading = document.querySelector("main h1") || document.querySelector("h1");
+    if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({preventScroll: true}); }
+    announce(doc.title);
+  }
+
+  function showFailure(message) {
+    var main = document.querySelector("main") || document.body;
+    var old = document.querySelector("[data-ww-swap-error]");
+    if (old) { old.remove(); }
+    var box = document.createElement("div");
+    box.className = "alert";
+    box.setAttribute("role", "alert");
+    box.setAttribute("data-ww-swap-error", "");
+    box.textContent = message;
+    main.insertBefore(box, main.firstChild);
+    announce(message);
+  }
+
+  function swap(url, init, push) {
+    document.documentElement.setAttribute("data-ww-busy", "");
+    init.credentials = "same-origin";
+    window.fetch(url, init).then(function (response) {
+      return response.text().then(function (html) {
+        showPage(html, response.url || url, push);
+        settle({status: response.status, url: location.href});
+      });
+    }).catch(function (err) {
+      var why = String((err && err.message) || err);
+      showFailure("The page could not be loaded (" + why + "). Please try again.");
+      settle({status: 0, error: why});
+    });
+  }
+
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (ev.defaultPrevented || !swapMode() || !form || form.method.toLowerCase() !== "post") {
+      return;
+    }
+    ev.preventDefault();
+    if (busy()) { return; }  /* a second submit while the first is on its way */
+    var data = new URLSearchParams(new FormData(form, ev.submitter || null));
+    swap(form.action, {method: "POST", body: data}, true);
+  });
+
+  document.addEventListener("click", function (ev) {
+    if (ev.defaultPrevented || !swapMode() || ev.button !== 0 || ev.metaKey || ev.ctrlKey ||
+        ev.shiftKey || ev.altKey) { return; }
+    var link = ev.target && ev.target.closest ? ev.target.closest("a[href]") : null;
+    if (!link || link.target || link.origin !== location.origin) { return; }
+    ev.preventDefault();
+    if (!busy()) { swap(link.href, {method: "GET"}, true); }
+  });
+
+  window.addEventListener("popstate", function () {
+    if (swapMode()) { swap(location.href, {method: "GET"}, false); }
   });
 })();
 """

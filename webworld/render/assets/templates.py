@@ -17,7 +17,7 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
 <link rel="stylesheet" href="{{ urls.css }}">
 <script src="{{ urls.js }}" defer></script>
 </head>
-<body class="{{ body_class }}">
+<body class="{{ body_class }}" data-ww-transition="{{ transition }}">
 <div class="shell">
 <header class="site-header">
   <div class="header-inner">
@@ -68,6 +68,7 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
 <form id="{{ f.id }}" method="post" action="{{ f.url }}" novalidate aria-label="{{ f.label }}"></form>
 {% endfor %}
 </div>
+<div class="visually-hidden" data-ww-announce aria-live="polite" aria-atomic="true"></div>
 </body>
 </html>
 """
