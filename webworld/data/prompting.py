@@ -22,7 +22,7 @@ from webworld.browser.actions import (
 )
 from webworld.browser.observe import parse_line, quote
 
-__all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "assistant_message",
+__all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "TOOL_SYSTEM_PROMPT", "assistant_message",
            "format_action", "history_entry", "parse_call", "parse_reply", "prompt_messages",
            "step_messages", "user_message"]
 
@@ -51,6 +51,18 @@ drag('bid', 'value')          move a slider to a value, e.g. drag('15', '120')
 
 Enter submits a text field's form or presses a button or link; Escape closes open menus \
 and calendars. Use only ids that appear in the current page. One action per turn."""
+
+
+# The same agent for tool-calling trainers (TRL's GRPOTrainer with webworld.interop.trl): the
+# actions are the tools the chat template lists, so the grammar above is not repeated.
+TOOL_SYSTEM_PROMPT = """\
+You are a web agent. You complete a task on a website by acting on its page one step at a time.
+
+After the task you get the current URL and the page as an accessibility tree. Every element you \
+can act on starts with its id in brackets, e.g. [12] button 'Search'. Act by calling one tool \
+per turn with such an id; each tool returns the page that follows, or why the action failed. \
+Use only ids that appear in the current page. Stop calling tools when the site shows the task \
+done."""
 
 
 def user_message(intent: str, observation_text: str, url: str, history: list[str], *,

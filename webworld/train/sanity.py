@@ -84,14 +84,22 @@ WARM_START_RATES = {"tiny": 1e-3}  # a pretrained model gets a gentler default
 
 
 def format_warm_start(worlds: Path, out: Path, *, model: str = "tiny", steps: int = 120,
-                      batch_size: int = 16, learning_rate: float | None = None, seed: int = 0
-                      ) -> Path:
+                      batch_size: int = 16, learning_rate: float | None = None, seed: int = 0,
+                      tools: bool = False) -> Path:
     """A policy that answers in the action format and presses a button drawn at random:
-    supervised on one reply per button of every task's first page. Saved to ``out``."""
+    supervised on one reply per button of every task's first page. With ``tools``, the reply
+    is a tool call in the chat template of :func:`webworld.interop.trl.with_tool_template`
+    (the start policy of TRL's trainer). Saved to ``out``."""
     torch.manual_seed(seed)
     policy, tokenizer = load_policy(model, seed=seed)
     learning_rate = learning_rate or WARM_START_RATES.get(model, 3e-5)
-    examples = _random_press_examples(worlds, tokenizer)
+    if tools:
+        from webworld.interop.trl import with_tool_template
+
+        tokenizer = with_tool_template(tokenizer)
+        examples = _tool_press_examples(worlds, tokenizer)
+    else:
+        examples = _random_press_examples(worlds, tokenizer)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=learning_rate, weight_decay=0.0)
     rng = np.random.default_rng(seed)
     pad = tokenizer.pad_token_id
@@ -128,6 +136,25 @@ def _random_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
                 examples.append(TurnRecord(list(prompt), ids, [0.0] * len(ids)))
     finally:
         vec.close()
+    if not examples:
+        raise RuntimeError(f"no buttons on the first page of any task in {worlds}")
+    return examples
+
+
+def _tool_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
+    """The same examples as tool calls, in the conversation TRL's trainer builds."""
+    from webworld.data.prompting import TOOL_SYSTEM_PROMPT
+    from webworld.interop.trl import environment_factory, tool_call_tokens, world_folder
+
+    env = environment_factory(worlds, split=None)()
+    examples = []
+    for instance in world_folder(Path(worlds).resolve()).instances(None):
+        page = env.reset(instance.id, instance.intents[0])
+        messages = [{"role": "system", "content": TOOL_SYSTEM_PROMPT},
+                    {"role": "user", "content": f"Task: {instance.intents[0]}{page}"}]
+        for bid in _BUTTON.findall(page):
+            prompt, reply = tool_call_tokens(tokenizer, env, messages, "click", {"bid": bid})
+            examples.append(TurnRecord(prompt, reply, [0.0] * len(reply)))
     if not examples:
         raise RuntimeError(f"no buttons on the first page of any task in {worlds}")
     return examples

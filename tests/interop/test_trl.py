@@ -1,0 +1,82 @@
+"""webworld from TRL: the worlds as GRPOTrainer's environment_factory, on the fast env. A run of
+two optimiser steps goes through, the rewards TRL logs are webworld's own episode rewards for the
+same actions, and a tool call the env cannot carry out is an error it reports, not a crash."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.rl.conftest import shared
+from webworld.interop.trl import ENDED, WebworldEnv, environment_factory, task_dataset
+from webworld.rl.fast.env import FastEnv
+from webworld.rl.tasks import load_worlds
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def tools_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 4-button board and ``tiny`` taught the tool-call format (random presses)."""
+    from webworld.train.sanity import board_spec, build_board, format_warm_start
+
+    def make(root: Path) -> None:
+        torch.set_num_threads(1)
+        build_board(root, board_spec(seed=0, buttons=4))
+        format_warm_start(root, root / "start-tools", tools=True, seed=0)
+    return shared(tmp_path_factory, "tools-board", make)
+
+
+def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(tools_board: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    import trl_grpo
+
+    scored: list[tuple[str, list[str], float]] = []  # every rollout TRL scored, in order
+    reward_of = WebworldEnv.get_reward
+
+    def get_reward(self: WebworldEnv) -> float:
+        value = reward_of(self)
+        scored.append((self.played.instance, list(self.played.actions), value))
+        return value
+
+    monkeypatch.setattr(WebworldEnv, "get_reward", get_reward)
+    torch.manual_seed(0)
+    run = trl_grpo.main(["--worlds", str(tools_board), "--model", str(tools_board / "start-tools"),
+                         "--work", str(tmp_path), "--steps", "2", "--generations", "4"])
+    steps = [r for r in run["log"] if "reward" in r]
+    assert [r["step"] for r in steps] == [1, 2] and run["trainer"].state.global_step == 2
+    assert sum(r["tools/call_frequency"] for r in steps) > 0  # the policy did act
+    # TRL's logged reward is the mean of the env's episode rewards, step by step ...
+    assert len(scored) == 8
+    for k, row in enumerate(steps):
+        mine = [reward for _, _, reward in scored[4 * k:4 * k + 4]]
+        assert row["rewards/WebworldEnv/mean"] == pytest.approx(statistics.fmean(mine))
+    # ... and each of those is what webworld's own env gives for the same actions
+    env = FastEnv(load_worlds(tools_board / "sites", tools_board / "trajectories"), split=None,
+                  build=False, observation="compact")
+    for instance, actions, reward in scored:
+        env.reset(seed=0, options={"task": instance})
+        replayed = sum(env.step(action)[1] for action in actions)
+        assert replayed == reward, (instance, actions)
+
+
+def test_a_call_the_env_cannot_carry_out_is_its_error_not_a_crash(tools_board: Path) -> None:
+    env = environment_factory(tools_board, split=None, max_steps=50)()
+    instance = task_dataset(tools_board, split=None)[0]
+    page = env.reset(instance["instance"], instance["intent"])
+    assert "button" in page and "URL:" in page
+    for call in (lambda: env.click("999"), lambda: env.click(12345),
+                 lambda: env.fill("1", None),  # a button is no text field
+                 lambda: env.press("1", "Tab"), lambda: env.drag("1", "a lot"),
+                 lambda: env.select_option("1", {"not": "text"}), lambda: env.check("1")):
+        text = call()
+        assert text.startswith("Last action failed:"), text
+    assert env.get_reward() == 0.0
+    finished = env.click(page.split("[", 1)[1].split("]", 1)[0])  # any button ends the board
+    assert finished.endswith(ENDED)
+    assert env.click("1") == ENDED  # after the end nothing is carried out

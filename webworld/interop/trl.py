@@ -1,0 +1,337 @@
+"""webworld's worlds as an environment of TRL's ``GRPOTrainer`` (its ``environment_factory``).
+
+    from trl import GRPOConfig, GRPOTrainer
+    from webworld.interop.trl import environment_factory, task_dataset, with_tool_template
+
+    trainer = GRPOTrainer(
+        model, args=GRPOConfig(loss_type="vespo", max_steps=..., ...),
+        train_dataset=task_dataset("worlds"),              # one row per task instance
+        processing_class=with_tool_template(tokenizer),    # ChatML with tool calls
+        environment_factory=environment_factory("worlds"))  # fast env; env="live": Chromium
+
+``worlds`` is what ``webworld build`` writes (``sites/`` and ``trajectories/``). Each environment
+instance plays one task instance per ``reset`` (the dataset row names it; the group's G rollouts
+share it). Its public methods are TRL's tools: webworld's action language (click, fill, press,
+select_option, hover, check, uncheck, drag) with typed arguments and docstrings, each returning
+the next page as text (compact or full) or why the action failed, as the env says it; an
+argument the env cannot read is such an error too, never an exception. ``get_reward`` is the
+episode's reward from the env: success, from the server's true state on live sites (plus the
+shaping of ``reward="progress"``). Instances are reused across resets; the worlds, their
+fast-env snapshots and, for the live env, one Chromium and one site server are shared by every
+instance of a process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webworld.browser.actions import format_action
+from webworld.data.prompting import TOOL_SYSTEM_PROMPT
+from webworld.errors import UsageError
+from webworld.rl.episode import EnvConfig, Episode, ObservationMode, RewardMode
+from webworld.rl.tasks import WorldSet, load_worlds
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+ENDED = "The episode has ended: the site takes no more actions."
+
+
+@dataclass
+class SharedWorlds:
+    """What every environment instance of a process shares: the worlds, and the fast env's
+    snapshots or the live env's browser and server."""
+
+    worlds: WorldSet
+    config: EnvConfig
+    env: str
+    _fast: dict[str, Any] | None = None
+    _browser: Any = None
+
+    def __post_init__(self) -> None:
+        if self.env == "fast":
+            from webworld.rl.fast.env import snapshots
+
+            self._fast = snapshots(self.worlds, build=False)
+        elif self.env == "live":
+            from webworld.rl.live import _Browser
+
+            self._browser = _Browser(self.worlds, self.config, None, None)
+        else:
+            raise UsageError(f"unknown env {self.env!r}; choose fast or live")
+
+    def episode(self) -> Episode:
+        if self._fast is not None:
+            from webworld.rl.fast.env import FastPage
+
+            return Episode(FastPage(self._fast), self.config)
+        return self._browser.episode(self.config)
+
+    def drive(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        if self._fast is not None:
+            from webworld.rl.env import run_inline
+
+            return run_inline(coro)
+        return self._browser.runtime.run(coro)
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+
+
+_SHARED: dict[tuple, SharedWorlds] = {}
+
+
+@cache
+def world_folder(worlds: Path) -> WorldSet:
+    """The worlds of a `webworld build` output, loaded once per process."""
+    if not (worlds / "sites").is_dir():
+        raise UsageError("no sites/ folder here (a `webworld build` output has one)", str(worlds))
+    return load_worlds(worlds / "sites", worlds / "trajectories")
+
+
+def shared_worlds(worlds: Path | str, *, split: str | None = "train", env: str = "fast",
+                  observation: ObservationMode = "compact", reward: RewardMode = "success",
+                  max_steps: int | None = None) -> SharedWorlds:
+    """The process's one :class:`SharedWorlds` for these settings (made on first use)."""
+    root = Path(worlds).resolve()
+    key = (root, split, env, observation, reward, max_steps)
+    if key not in _SHARED:
+        loaded = world_folder(root)
+        if not loaded.instances(split):
+            raise UsageError(f"no task instances in split {split!r}", str(root))
+        config = EnvConfig(observation=observation, reward=reward, max_steps=max_steps)
+        _SHARED[key] = SharedWorlds(loaded, config, env)
+    return _SHARED[key]
+
+
+@dataclass
+class Played:
+    """What an instance's episode did: the actions as the env read them, its reward, and the
+    seconds spent in the env (the comparison with webworld's trainer reads them)."""
+
+    instance: str = ""
+    actions: list[str] = field(default_factory=list)
+    reward: float = 0.0
+    success: bool = False
+    env_seconds: float = 0.0
+
+
+class WebworldEnv:
+    """One episode at a time on the shared worlds; TRL calls its public methods as tools."""
+
+    def __init__(self, shared: SharedWorlds) -> None:
+        self._shared = shared
+        self._episode = shared.episode()
+        self._done = True
+        self.played = Played()
+
+    def reset(self, instance: str | None = None, intent: str | None = None, **_: Any) -> str:
+        """Start the dataset row's task instance; the page, appended to the task's message."""
+        worlds = self._shared.worlds
+        inst = worlds.instance(instance) if instance else worlds.instances()[0]
+        self.played = Played(instance=inst.id)
+        obs, _info = self._timed(self._episode.reset(worlds.world(inst.world_id), inst,
+                                                     intent or inst.intents[0]))
+        self._done = False
+        return "\n\n" + page_text(obs)
+
+    def get_reward(self) -> float:
+        """The episode's reward, summed over its steps, as the env gave it."""
+        return self.played.reward
+
+    # --- the tools: webworld's action language --------------------------------------------
+
+    def click(self, bid: str) -> str:
+        """Click an element of the page.
+
+        Args:
+            bid: The element's id: the number in brackets before it on the page, e.g. "12".
+
+        Returns:
+            The page after the click, or why the click failed.
+        """
+        return self._act("click", bid)
+
+    def fill(self, bid: str, text: str) -> str:
+        """Replace the text of a text field.
+
+        Args:
+            bid: The text field's id, e.g. "7".
+            text: The text to put in the field.
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("fill", bid, text)
+
+    def press(self, bid: str, key: str) -> str:
+        """Press a key on an element: Enter submits a field's form or presses a button or link;
+        Escape closes open menus and calendars.
+
+        Args:
+            bid: The element's id.
+            key: "Enter" or "Escape".
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("press", bid, key)
+
+    def select_option(self, bid: str, option: str) -> str:
+        """Choose an option of a list by its text.
+
+        Args:
+            bid: The list's id.
+            option: The option's text, as the page shows it.
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("select_option", bid, option)
+
+    def hover(self, bid: str) -> str:
+        """Move the pointer over an element (opens hover menus).
+
+        Args:
+            bid: The element's id.
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("hover", bid)
+
+    def check(self, bid: str) -> str:
+        """Tick a checkbox.
+
+        Args:
+            bid: The checkbox's id.
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("check", bid)
+
+    def uncheck(self, bid: str) -> str:
+        """Clear a checkbox.
+
+        Args:
+            bid: The checkbox's id.
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("uncheck", bid)
+
+    def drag(self, bid: str, value: str) -> str:
+        """Move a slider to a value.
+
+        Args:
+            bid: The slider's id.
+            value: The value to move it to, e.g. "120".
+
+        Returns:
+            The page afterwards, or why the action failed.
+        """
+        return self._act("drag", bid, value)
+
+    # --- inside ------------------------------------------------------------------------------
+
+    def _act(self, name: str, *args: Any) -> str:
+        if self._done:
+            return ENDED
+        # the env reads the action string: a value it cannot use is its refusal, not a crash
+        action = format_action(name, *(str(a) for a in args))
+        obs, reward, terminated, truncated, info = self._timed(self._episode.step(action))
+        self.played.actions.append(obs["last_action"])
+        self.played.reward += float(reward)
+        self.played.success = bool(info.get("success"))
+        self._done = terminated or truncated
+        text = page_text(obs)
+        return f"{text}\n{ENDED}" if self._done else text
+
+    def _timed(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            return self._shared.drive(coro)
+        finally:
+            self.played.env_seconds += time.perf_counter() - started
+
+
+def page_text(obs: dict[str, Any]) -> str:
+    """What a tool returns: the failure of the last action if any, the URL and the page."""
+    failed = f"Last action failed: {' '.join(obs['last_action_error'].split())}\n" \
+        if obs.get("last_action_error") else ""
+    return f"{failed}URL: {obs['url']}\nPage:\n{obs['axtree'].rstrip()}"
+
+
+def environment_factory(worlds: Path | str, *, split: str | None = "train", env: str = "fast",
+                        observation: ObservationMode = "compact",
+                        reward: RewardMode = "success", max_steps: int | None = None
+                        ) -> Callable[[], WebworldEnv]:
+    """What ``GRPOTrainer(environment_factory=...)`` takes: each call a new instance on the
+    process's shared worlds."""
+    shared = shared_worlds(worlds, split=split, env=env, observation=observation, reward=reward,
+                           max_steps=max_steps)
+    return lambda: WebworldEnv(shared)
+
+
+def task_dataset(worlds: Path | str, *, split: str | None = "train", seed: int = 0) -> Dataset:
+    """One row per task instance of the split: the prompt (the tool-use system prompt and the
+    task), and the ``instance`` and ``intent`` :meth:`WebworldEnv.reset` plays."""
+    import random
+
+    from datasets import Dataset
+
+    rng = random.Random(seed)
+    rows = []
+    for inst in world_folder(Path(worlds).resolve()).instances(split):
+        intent = rng.choice(inst.intents)
+        rows.append({"prompt": [{"role": "system", "content": TOOL_SYSTEM_PROMPT},
+                                {"role": "user", "content": f"Task: {intent}"}],
+                     "instance": inst.id, "intent": intent})
+    return Dataset.from_list(rows)
+
+
+def with_tool_template(tokenizer: Any) -> Any:
+    """``tokenizer`` with a ChatML chat template that renders tools and tool calls (the
+    ``<tool_call>`` JSON form, which TRL ships and can parse back), for SmolLM2 and ``tiny``,
+    whose own templates have no tools. Nothing is downloaded: the template is TRL's file."""
+    from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
+
+    tokenizer.chat_template = qwen2_5_chat_template
+    return add_response_schema(tokenizer)
+
+
+def tools_of(env: WebworldEnv) -> list[Callable[..., str]]:
+    """The environment's tools, as TRL finds them: its public methods but ``reset`` and
+    ``get_reward``."""
+    import inspect
+
+    return [getattr(env, name) for name, _ in inspect.getmembers(type(env), inspect.isfunction)
+            if not name.startswith("_") and name not in ("reset", "get_reward")]
+
+
+def tool_call_tokens(tokenizer: Any, env: WebworldEnv, messages: list[dict[str, Any]],
+                     name: str, arguments: dict[str, str]) -> tuple[list[int], list[int]]:
+    """(prompt ids, reply ids up to its stop token) of the assistant calling tool ``name``
+    after ``messages``, as TRL renders them (for a supervised warm start in this format)."""
+    from webworld.train.engine import stop_token_ids
+
+    tools = tools_of(env)
+    call = {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+    prompt = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True,
+                                           add_generation_prompt=True, return_dict=False)
+    whole = tokenizer.apply_chat_template([*messages, call], tools=tools, tokenize=True,
+                                          return_dict=False)
+    reply = whole[len(prompt):]
+    stops = stop_token_ids(tokenizer)
+    end = next((i for i, t in enumerate(reply) if t in stops), len(reply) - 1)
+    return list(prompt), list(reply[:end + 1])
