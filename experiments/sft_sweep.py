@@ -47,33 +47,35 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--validation", type=int, default=64)
     parser.add_argument("--grid", nargs="*", default=["1e-4:8", "3e-5:8", "3e-4:8", "1e-4:4",
-                                                      "1e-4:0"],
-                        help="learning rate:trained top layers (0: the whole model)")
+                                                      "3e-4:4", "3e-4:0", "1e-3:8", "3e-4:8:80"],
+                        help="learning rate:trained top layers (0: the whole model)[:steps]")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     data = sweep_data(args.data, args.work / "data", args.validation, 0)
     stages = Stages(args.work)
     results = []
     for cell in args.grid:
-        lr, layers = cell.split(":")
-        out = args.work / f"{args.model}-lr{lr}-top{layers}"
+        lr, layers, *more = cell.split(":")
+        steps = int(more[0]) if more else args.steps
+        out = args.work / (f"{args.model}-lr{lr}-top{layers}" + (f"-{steps}" if more else ""))
         stages.run(cell, ["train", "sft", "--data", rel(data), "--model", args.model, "--out",
-                          rel(out), "--max-steps", str(args.steps), "--lr", lr,
+                          rel(out), "--max-steps", str(steps), "--lr", lr,
                           "--train-layers", layers, "--seed", "0"], out / "sft_summary.json")
         summary = json.loads((out / "sft_summary.json").read_text())
-        results.append((lr, layers, summary, stages.log[cell]["wall"]))
-    rows = ["| learning rate | trained layers | validation loss | train loss (mean) | wall (s) |",
-            "|---|---|---|---|---|"]
-    for lr, layers, summary, wall in results:
+        results.append((lr, layers, steps, summary, stages.log[cell]["wall"]))
+    rows = ["| learning rate | trained layers | steps | validation loss | train loss (mean) | "
+            "wall (s) |", "|---|---|---|---|---|---|"]
+    for lr, layers, steps, summary, wall in results:
         shown = "whole model" if layers == "0" else f"top {layers}"
-        rows.append(f"| {lr} | {shown} | {summary['validation_losses'][-1]:.3f} | "
+        rows.append(f"| {lr} | {shown} | {steps} | {summary['validation_losses'][-1]:.3f} | "
                     f"{summary['train_loss']:.3f} | {wall:.0f} |")
     command = (f"webworld train sft --data {rel(data)} --model {args.model} --max-steps "
-               f"{args.steps} --lr LR --train-layers K --seed 0")
+               f"STEPS --lr LR --train-layers K --seed 0")
     lines = [f"# SFT settings: {args.model}", "",
              f"Made by `experiments/sft_sweep.py` on {platform.machine()} CPU "
-             f"({os.cpu_count()} cores): {args.steps} optimiser steps of 8 chats from the same "
-             f"start and the same batches, then the validation loss on {args.validation} "
+             f"({os.cpu_count()} cores): optimiser steps of 8 chats ({args.steps} unless the table "
+             f"says more) from the same start and the same batches, then the validation loss on "
+             f"{args.validation} "
              f"validation turns (data: `{rel(args.data)}`). Wall time includes loading and "
              "saving.", "", *rows, "", "Command of each run:", "", f"    {command}", ""]
     write_keeping_reading(args.out, "\n".join(lines))

@@ -21,6 +21,7 @@ def test_list_worlds_and_miniwob(lab: Built) -> None:
     assert result.exit_code == 0, result.output
     for task in ("book", "browse", "sort", "arrive"):
         assert task in result.output
+    assert "navigate" in result.output  # how the site moves between pages
     assert "instances by split" in result.output
     miniwob = run(None, "list", "--miniwob")
     assert "miniwob:click-button" in miniwob.output and "130 MiniWoB++ tasks" in miniwob.output
@@ -30,6 +31,9 @@ def test_play_with_the_oracle_the_random_policy_and_by_hand(lab: Built) -> None:
     oracle = run(lab, "play", "widget_lab", "--task", "widget_lab/book", "--policy", "oracle")
     assert oracle.exit_code == 0, oracle.output
     assert "episode over: return 1" in oracle.output and "success" in oracle.output
+    # the task id as `env list` shows it
+    listed = run(lab, "play", "widget_lab", "--fast", "--task", "book", "--policy", "oracle")
+    assert listed.exit_code == 0 and "episode over: return 1" in listed.output, listed.output
     fast = run(lab, "play", "widget_lab", "--fast", "--policy", "random", "--episodes", "2",
                "--observation", "compact")
     assert fast.exit_code == 0 and fast.output.count("episode over") == 2
@@ -55,7 +59,8 @@ def test_bad_input_is_one_clear_line(lab: Built) -> None:
         (("play", "miniwob:click-buttn"), "no MiniWoB++ task 'click-buttn'"),
         (("play", "widget_lab", "--fast", "--policy", "smart"), "unknown policy 'smart'"),
         (("play", "widget_lab", "--fast", "--observation", "tiny"), "observation: Input should be"),
-        (("play", "widget_lab", "--fast", "--task", "nope"), "no task instance 'nope'"),
+        (("play", "widget_lab", "--fast", "--task", "nope"),
+         "no task instance 'nope'; tasks here: arrive, book, browse"),
     ]:
         result = run(lab, *args)
         assert result.exit_code == 2, (args, result.output)

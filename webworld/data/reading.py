@@ -177,7 +177,11 @@ def check_trajectory(traj: dict[str, Any], world_dir: Path, where: str) -> None:
             with shot.open("rb") as handle:
                 magic = handle.read(8)
         except OSError:
-            raise RecordError(f"steps[{n}].observation.screenshot: no such file {shot}",
+            # the usual cause: `webworld verify --no-screenshots`, whose records still name them
+            hint = "; verified with --no-screenshots? The export needs the screenshots: " \
+                f"verify again without that flag (move {world_dir / 'verified.jsonl'} away " \
+                "first)" if not (world_dir / "images").is_dir() else ""
+            raise RecordError(f"steps[{n}].observation.screenshot: no such file {shot}{hint}",
                               where) from None
         if magic != PNG_MAGIC:
             raise RecordError(f"steps[{n}].observation.screenshot is not a PNG: {shot}", where)

@@ -212,12 +212,20 @@ class WorldSet:
             raise UsageError(f"no world {world_id!r}; have {', '.join(self.worlds) or 'none'}") from None
 
     def instance(self, key: str) -> TaskInstance:
-        """An instance by id, by ``<world>/<task>`` (its first instance) or by trajectory id."""
+        """An instance by id, by ``<world>/<task>`` or by task id alone when one world has
+        that task (its first instance: what `webworld env list` shows)."""
         for world in self.worlds.values():
             for inst in world.instances:
                 if key == inst.id or key == f"{inst.world_id}/{inst.task_id}":
                     return inst
-        raise UsageError(f"no task instance {key!r}")
+        by_task = [w for w in self.worlds.values() if any(i.task_id == key for i in w.instances)]
+        if len(by_task) == 1:
+            return next(i for i in by_task[0].instances if i.task_id == key)
+        if by_task:
+            raise UsageError(f"task {key!r} is in several worlds ({', '.join(w.id for w in by_task)}"
+                             f"); say which: <world>/{key}")
+        tasks = sorted({i.task_id for i in self.instances()})
+        raise UsageError(f"no task instance {key!r}; tasks here: {', '.join(tasks) or 'none'}")
 
 
 def load_worlds(sites: Path | list[Path], trajectories: Path | None = None, *,
