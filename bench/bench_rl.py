@@ -135,7 +135,7 @@ def main() -> None:
             all_tokens = tokens + sum(e.prompt_tokens for e in batch.episodes)
             rows.append((env, batch, learn, tokens, all_tokens))
         prompts = [[{"role": "system", "content": "x"}]]  # replaced below by real prompts
-        from webworld.eval.policies import Turn
+        from webworld.rl.turn import Turn
 
         vec = make_vector_env(worlds, "fast", None, 16, "compact", None)
         try:

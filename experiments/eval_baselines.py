@@ -27,9 +27,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from webworld.eval.policies import smollm2_gguf  # noqa: E402
 from webworld.eval.results import Rate, read_results  # noqa: E402
 from webworld.fsio import atomic_write_json  # noqa: E402
+from webworld.train.models import smollm2_gguf  # noqa: E402
 
 # MiniWoB++ tasks a 135M model could plausibly do; the whole suite is `--suite miniwob`
 MINIWOB = ("click-button,click-link,click-dialog,click-checkboxes,focus-text,enter-text,"
@@ -124,7 +124,7 @@ def write_table(args: argparse.Namespace, runs: dict) -> None:
              "Made by `experiments/eval_baselines.py"
              f"{' --quick' if args.quick else ''}` (seed {args.seed}) on "
              f"{platform.machine()} CPU, {platform.system()}; compact observations; held-out "
-             "worlds: `webworld/eval/heldout.json`; MiniWoB++: "
+             "worlds: `webworld/data/heldout.json`; MiniWoB++: "
              f"{MINIWOB.replace(',', ', ')}. Wall time includes model loading and, for the "
              "first held-out run, making the held-out worlds; a run resumed over several "
              "invocations sums their wall times (each loads its model again). The oracle has "

@@ -9,7 +9,7 @@ fast env of the kit's worlds with an eval before and after; the tables go to ``-
 
 The device has torch, transformers and rich but not the rest of webworld's needs: ``--wheels``
 installs the kit's wheels into a folder put first on the path, and ``--gguf-parts`` joins the
-SmolLM2 weights where :func:`webworld.eval.policies.smollm2_gguf` finds them. No browser is
+SmolLM2 weights where :func:`webworld.train.models.smollm2_gguf` finds them. No browser is
 needed: the kit's worlds carry their fast-env snapshots. ``--smoke`` runs the same stages on
 the CPU with the tiny policy and a few steps (the default test run does, so this script keeps
 working without a GPU).

@@ -381,7 +381,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         f"{len(EASY)} easy and {len(MEDIUM)} medium procedural worlds of the held-out suite's "
         "profiles and patterns, none of its archetypes or seeds "
         "(`learning_tokens.md`: turns, tokens and widgets). Held-out suite: "
-        "`webworld/eval/heldout.json` (live sites in Chromium).", "",
+        "`webworld/data/heldout.json` (live sites in Chromium).", "",
         f"SFT: {sft.get('steps', '-')} optimiser steps, learning rate "
         f"{settings.get('learning_rate', '-')}, top {settings.get('train_layers', '-')} layers "
         "trained (0: all), train loss "

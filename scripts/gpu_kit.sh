@@ -39,7 +39,7 @@ if [ ! -f "$worlds/.done" ]; then
 fi
 
 if [ ! -f "$kit/smollm2/part-ab" ]; then
-    gguf=$($py -c "from webworld.eval.policies import smollm2_gguf; print(smollm2_gguf())")
+    gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     mkdir -p "$kit/smollm2"
     split -b 48M "$gguf" "$kit/smollm2/part-"
 fi

@@ -12,8 +12,9 @@ from tests.eval.conftest import HELDOUT_SAMPLE
 from tests.rl.conftest import SHIPPED
 from webworld.cli.build_cmd import DEFAULT_THEMES
 from webworld.cli.main import app
+from webworld.data.heldout import MANIFEST, load_manifest, manifest_bytes
 from webworld.data.splits import assign_splits
-from webworld.eval.heldout import MANIFEST, heldout_spec, load_manifest, manifest_bytes
+from webworld.eval.heldout import heldout_spec
 from webworld.eval.results import read_results
 from webworld.propose.archetypes import match_archetype
 from webworld.render.themes import choose_theme

@@ -17,10 +17,10 @@ import webworld.rl  # noqa: F401  (registers the ids)
 from tests.rl.conftest import Built
 from webworld.browser.observe import compact_text
 from webworld.data.export import export_dataset
-from webworld.eval.policies import Turn
 from webworld.rl import register_worlds
 from webworld.rl.live import LiveEnv, LiveVectorEnv, ServerGone
 from webworld.rl.policies import page_elements
+from webworld.rl.turn import Turn
 
 
 @pytest.fixture

@@ -147,8 +147,9 @@ def heldout_cmd(
     only: list[str] = typer.Option(None, "--world", help="Only these held-out worlds."),
     workers: int = typer.Option(2, "--workers", "-w", help="Verification workers."),
 ) -> None:
-    """Make the held-out worlds of webworld/eval/heldout.json: specs, sites, tasks (verified)."""
-    from webworld.eval.heldout import load_manifest, materialise
+    """Make the held-out worlds of webworld/data/heldout.json: specs, sites, tasks (verified)."""
+    from webworld.data.heldout import load_manifest
+    from webworld.eval.heldout import materialise
 
     manifest = load_manifest()
     made = materialise(out_dir, only or None, workers=workers)

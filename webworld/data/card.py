@@ -12,7 +12,7 @@ from webworld.data.splits import SPLITS
 from webworld.fsio import atomic_write_text
 
 if TYPE_CHECKING:
-    from webworld.data.export import ExportSummary
+    from webworld.data.summary import ExportSummary
 
 LICENSE = "apache-2.0"
 EXCERPT_LINES = 14
@@ -177,7 +177,7 @@ def _files(summary: ExportSummary) -> str:
 
 
 def _columns() -> str:
-    from webworld.data.export import STEP_COLUMNS
+    from webworld.data.summary import STEP_COLUMNS
 
     return ("## Step columns (parquet, hf)\n\n" +
             _table(["column", "meaning"], [[f"`{k}`", v] for k, v in STEP_COLUMNS.items()]))

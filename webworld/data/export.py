@@ -46,7 +46,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,97 +55,26 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
 from webworld.data.card import write_card
+from webworld.data.heldout import load_manifest
 from webworld.data.png import compact_png
 from webworld.data.prompting import history_entry, step_messages
 from webworld.data.reading import JsonlRead, RecordError, iter_verified, read_failures
 from webworld.data.records import VerifiedTrajectory
 from webworld.data.splits import SPLITS, assign_splits, check_fractions
+from webworld.data.summary import (  # noqa: F401  (the export's own names too)
+    MANIFEST_KEY,
+    STEP_COLUMNS,
+    ExportSummary,
+    SplitSummary,
+    WorldSummary,
+)
 from webworld.data.thoughts import thought_for_step
 from webworld.errors import UsageError
-from webworld.eval.heldout import load_manifest
 from webworld.fsio import atomic_write_json, replace_dir
 
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
 DEFAULT_SCREENSHOTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 MANIFEST = "manifest.json"
-MANIFEST_KEY = "webworld_export"
-
-
-# --- summary ----------------------------------------------------------------------------------
-
-
-@dataclass
-class WorldSummary:
-    world_id: str
-    theme: str = ""
-    transition: str = "navigate"      # how the site moves between pages (navigate | swap)
-    split: str | None = None          # None: no verified trajectories, not exported
-    trajectories: int = 0
-    steps: int = 0
-    fsm_steps: int = 0                # sum of the trajectories' FSM lengths
-    failures: dict[str, int] = field(default_factory=dict)
-    duplicates: int = 0               # repeated trajectory ids dropped (first one kept)
-    skipped_lines: list[str] = field(default_factory=list)  # trailing partial lines
-
-    @property
-    def mean_length(self) -> float:
-        return self.fsm_steps / self.trajectories if self.trajectories else 0.0
-
-
-@dataclass
-class SplitSummary:
-    worlds: list[str] = field(default_factory=list)
-    trajectories: int = 0
-    steps: int = 0
-
-
-@dataclass
-class ExportSummary:
-    out_dir: Path
-    formats: tuple[str, ...]
-    seed: int
-    fractions: tuple[float, float, float]
-    splits: dict[str, SplitSummary]
-    worlds: dict[str, WorldSummary]
-    observation: str = "full"         # the observation text of the SFT prompts
-    paths: dict[str, list[Path]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def trajectories(self) -> int:
-        return sum(s.trajectories for s in self.splits.values())
-
-    @property
-    def steps(self) -> int:
-        return sum(s.steps for s in self.splits.values())
-
-    def split_of(self, world_id: str) -> str | None:
-        return self.worlds[world_id].split
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, paths relative to ``out_dir``, no timings (same input, same bytes)."""
-        return {
-            MANIFEST_KEY: 1,
-            "formats": list(self.formats),
-            "seed": self.seed,
-            "fractions": list(self.fractions),
-            "observation": self.observation,
-            "splits": {k: asdict(v) for k, v in self.splits.items()},
-            "worlds": {k: {**asdict(v), "mean_length": round(v.mean_length, 3)}
-                       for k, v in self.worlds.items()},
-            "paths": {k: [_rel(p, self.out_dir) for p in v] for k, v in self.paths.items()},
-            "notes": list(self.notes),
-            "trajectories": self.trajectories,
-            "steps": self.steps,
-        }
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 # --- the export -------------------------------------------------------------------------------
@@ -475,39 +404,6 @@ def step_row(traj: VerifiedTrajectory, n: int, thought: str, history: list[str])
         "length": traj["length"], "shortest_length": traj["shortest_length"],
         "slots": json.dumps(traj["slots"], ensure_ascii=False, sort_keys=True),
     }
-
-
-STEP_COLUMNS: dict[str, str] = {
-    "trajectory_id": "id of the verified trajectory",
-    "world_id": "the synthetic site (splits are by world)",
-    "task_id": "task of the world spec",
-    "theme": "what the site is, e.g. online bookstore",
-    "intent": "the instruction given to the agent",
-    "step": "browser-action index within the trajectory",
-    "num_steps": "browser actions in the trajectory",
-    "is_last": "true for the step that completes the task",
-    "url": "page URL before the action",
-    "axtree": "accessibility text the agent reads, element ids in brackets",
-    "axtree_compact": "the compact observation mode of the same page (same ids)",
-    "screenshot": "PNG of the viewport before the action: its path in the export folder "
-                  "(images/...; an image through load_steps)",
-    "action": "the action to predict, e.g. click('12')",
-    "bid": "element id the action targets",
-    "bbox": "target box [x, y, width, height] in CSS pixels (null if unknown)",
-    "thought": "short rationale, written from the step's fields",
-    "history": "earlier actions of the trajectory",
-    "fsm_index": "index of the FSM action this step belongs to",
-    "fsm_action": "spec action id",
-    "fsm_label": "spec action label",
-    "op": "GUI op: click / type / select / key_press / hover / drag / check / uncheck",
-    "element": "spec element id of the target",
-    "element_label": "label of the target",
-    "value": "typed text / chosen option (null if none)",
-    "page": "true page after the step",
-    "length": "FSM actions in the trajectory",
-    "shortest_length": "FSM actions on a shortest path for the task",
-    "slots": "task slot values (JSON)",
-}
 
 
 def step_features():  # -> datasets.Features

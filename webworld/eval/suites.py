@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webworld.data.heldout import load_manifest
 from webworld.errors import UsageError
-from webworld.eval.heldout import load_manifest, materialise
+from webworld.eval.heldout import materialise
 from webworld.rl.tasks import WorldSet, load_worlds
 
 

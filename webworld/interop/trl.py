@@ -316,22 +316,3 @@ def tools_of(env: WebworldEnv) -> list[Callable[..., str]]:
 
     return [getattr(env, name) for name, _ in inspect.getmembers(type(env), inspect.isfunction)
             if not name.startswith("_") and name not in ("reset", "get_reward")]
-
-
-def tool_call_tokens(tokenizer: Any, env: WebworldEnv, messages: list[dict[str, Any]],
-                     name: str, arguments: dict[str, str]) -> tuple[list[int], list[int]]:
-    """(prompt ids, reply ids up to its stop token) of the assistant calling tool ``name``
-    after ``messages``, as TRL renders them (for a supervised warm start in this format)."""
-    from webworld.train.engine import stop_token_ids
-
-    tools = tools_of(env)
-    call = {"role": "assistant", "content": "",
-            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
-    prompt = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True,
-                                           add_generation_prompt=True, return_dict=False)
-    whole = tokenizer.apply_chat_template([*messages, call], tools=tools, tokenize=True,
-                                          return_dict=False)
-    reply = whole[len(prompt):]
-    stops = stop_token_ids(tokenizer)
-    end = next((i for i, t in enumerate(reply) if t in stops), len(reply) - 1)
-    return list(prompt), list(reply[:end + 1])

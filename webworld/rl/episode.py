@@ -48,7 +48,7 @@ class EpisodeOver(WebworldError):
 
 
 @dataclass
-class Turn:
+class PageResult:
     """What a page did with one action."""
 
     seen: Observation                 # the page after the action
@@ -61,7 +61,7 @@ class Page(Protocol):
 
     async def open(self, world: World, instance: TaskInstance) -> tuple[Observation, State]: ...
 
-    async def act(self, action: BrowserAction, seen: Observation) -> Turn: ...
+    async def act(self, action: BrowserAction, seen: Observation) -> PageResult: ...
 
     async def prepare(self, world: World, instance: TaskInstance) -> None:
         """A hint: the next episode will likely open ``instance`` (a page may load it now)."""
@@ -102,7 +102,7 @@ class Episode:
         self.steps += 1
         seen = self.seen
         shown, error, turn = await attempt(text, lambda action: self.page.act(action, seen))
-        turn = turn or Turn(self.seen, error=error)  # refused before the page was touched
+        turn = turn or PageResult(self.seen, error=error)  # refused before the page was touched
         error = error or turn.error
         self.seen = turn.seen
         if turn.state is not None:

@@ -24,7 +24,7 @@ from webworld.browser.observe import Observation
 from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
 from webworld.errors import UsageError, WebworldError
 from webworld.rl.env import WebEnv, WebVectorEnv, load_world_set, make_config
-from webworld.rl.episode import UNTOUCHED, EnvConfig, Episode, Turn
+from webworld.rl.episode import UNTOUCHED, EnvConfig, Episode, PageResult
 from webworld.rl.runtime import Runtime
 from webworld.rl.tasks import TaskInstance, World, WorldSet, state_from_truth
 from webworld.serve.multi import WORLD_PREFIX
@@ -124,19 +124,19 @@ class LivePage:
             raise await self._gone(exc) from None
         return made["session"], made["state"]
 
-    async def act(self, action: BrowserAction, seen: Observation) -> Turn:
+    async def act(self, action: BrowserAction, seen: Observation) -> PageResult:
         try:
             outcome = await self.tab.act(action, seen)
         except ActionRefused as refused:
             if refused.code in UNTOUCHED:
                 raise
-            return Turn(await self.tab.observe(screenshot=self.screenshot), error=refused)
+            return PageResult(await self.tab.observe(screenshot=self.screenshot), error=refused)
         except NavigationError as exc:
             raise await self._gone(exc) from None
         if not outcome.navigated:
-            return Turn(await self.tab.observe(screenshot=self.screenshot))
+            return PageResult(await self.tab.observe(screenshot=self.screenshot))
         state, seen = await asyncio.gather(self._state(), self.tab.observe(screenshot=self.screenshot))
-        return Turn(seen, state=state)
+        return PageResult(seen, state=state)
 
     async def _state(self) -> State:
         assert self.world is not None

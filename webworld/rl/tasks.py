@@ -19,9 +19,9 @@ from typing import Any
 
 import networkx as nx
 
+from webworld.data.heldout import held_out_worlds
 from webworld.data.splits import SPLITS, assign_splits
 from webworld.errors import UsageError, WebworldError
-from webworld.eval.heldout import held_out_worlds
 from webworld.render.site import Site, load_site
 from webworld.spec.graph import StateGraph, explore_states
 from webworld.spec.models import Condition, Task, WorldSpec
@@ -257,7 +257,7 @@ def load_worlds(sites: Path | list[Path], trajectories: Path | None = None, *,
     leaked = held_out & set(splits.get("train", ()))
     if leaked:
         raise UsageError(f"the dataset's train split holds held-out world(s) "
-                         f"{', '.join(sorted(leaked))} (webworld/eval/heldout.json)", str(dataset))
+                         f"{', '.join(sorted(leaked))} (webworld/data/heldout.json)", str(dataset))
     for split, names in splits.items():
         for name in names:
             if name in loaded:

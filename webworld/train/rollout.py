@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from webworld.errors import UsageError
-from webworld.eval.policies import Turn
 from webworld.rl.tasks import TaskInstance, WorldSet
+from webworld.rl.turn import Turn
+from webworld.rl.vector import local_vector_env
 from webworld.train.batch import EpisodeRecord, TurnRecord
 from webworld.train.engine import Engine
 
@@ -64,13 +65,7 @@ def make_vector_env(worlds: WorldSet, env: str, split: str | None, num_envs: int
 
         return RayVectorEnv(num_envs, worlds, address=ray, env=env, split=split,
                             workers=ray_workers, **settings)
-    if env == "live":
-        from webworld.rl.live import LiveVectorEnv
-
-        return LiveVectorEnv(num_envs, worlds=worlds, split=split, **settings)
-    from webworld.rl.fast.env import FastVectorEnv
-
-    return FastVectorEnv(num_envs, worlds=worlds, split=split, **settings)
+    return local_vector_env(worlds, env, split, num_envs, **settings)
 
 
 def lead_in(vec: Any, starting: dict[int, Planned], reset: dict[int, tuple[dict, dict]],

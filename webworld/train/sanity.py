@@ -117,9 +117,9 @@ def format_warm_start(worlds: Path, out: Path, *, model: str = "tiny", steps: in
 
 def _random_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
     """(prompt, reply) token ids: each task's first turn, answered once with every button."""
-    from webworld.eval.policies import Turn
     from webworld.rl.fast.env import FastVectorEnv
     from webworld.rl.tasks import load_worlds
+    from webworld.rl.turn import Turn
 
     world_set = load_worlds(worlds / "sites", worlds / "trajectories")
     vec = FastVectorEnv(1, worlds=world_set, split=None, observation="compact")
@@ -141,10 +141,29 @@ def _random_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
     return examples
 
 
+def tool_call_tokens(tokenizer: Any, env: Any, messages: list[dict[str, Any]],
+                     name: str, arguments: dict[str, str]) -> tuple[list[int], list[int]]:
+    """(prompt ids, reply ids up to its stop token) of the assistant calling tool ``name``
+    after ``messages``, as TRL renders them (for a supervised warm start in this format)."""
+    from webworld.interop.trl import tools_of
+
+    tools = tools_of(env)
+    call = {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]}
+    prompt = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True,
+                                           add_generation_prompt=True, return_dict=False)
+    whole = tokenizer.apply_chat_template([*messages, call], tools=tools, tokenize=True,
+                                          return_dict=False)
+    reply = whole[len(prompt):]
+    stops = stop_token_ids(tokenizer)
+    end = next((i for i, t in enumerate(reply) if t in stops), len(reply) - 1)
+    return list(prompt), list(reply[:end + 1])
+
+
 def _tool_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
     """The same examples as tool calls, in the conversation TRL's trainer builds."""
     from webworld.data.prompting import TOOL_SYSTEM_PROMPT
-    from webworld.interop.trl import environment_factory, tool_call_tokens, world_folder
+    from webworld.interop.trl import environment_factory, world_folder
 
     env = environment_factory(worlds, split=None)()
     examples = []

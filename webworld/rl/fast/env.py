@@ -24,7 +24,7 @@ from webworld.browser.observe import Observation, public_url
 from webworld.contract import WORLD_PREFIX
 from webworld.errors import UsageError
 from webworld.rl.env import WebEnv, WebVectorEnv, load_world_set, make_config, run_inline
-from webworld.rl.episode import UNTOUCHED, EnvConfig, Episode, Turn
+from webworld.rl.episode import UNTOUCHED, EnvConfig, Episode, PageResult
 from webworld.rl.fast.capture import build_snapshot, load_snapshot
 from webworld.rl.fast.model import FastEnvGap, Layout, PageModel, Request
 from webworld.rl.tasks import TaskInstance, World, WorldSet
@@ -98,19 +98,19 @@ class FastPage:
     async def prepare(self, world: World, instance: TaskInstance) -> None:
         """Nothing to load ahead: opening a page costs microseconds."""
 
-    async def act(self, action: BrowserAction, seen: Observation) -> Turn:
+    async def act(self, action: BrowserAction, seen: Observation) -> PageResult:
         assert self.model is not None and self.fast is not None and self.state is not None
         try:
             request = self.model.act(action, seen)
         except ActionRefused as refused:
             if refused.code in UNTOUCHED:
                 raise
-            return Turn(self.model.observe(), error=refused)
+            return PageResult(self.model.observe(), error=refused)
         if request is None:
-            return Turn(self.model.observe())
+            return PageResult(self.model.observe())
         self.state, flash = self.fast.serve(self.state, request)
         self.model = self.fast.page(self.state, flash)
-        return Turn(self.model.observe(), state=self.state)
+        return PageResult(self.model.observe(), state=self.state)
 
 
 def snapshots(worlds: WorldSet, *, build: bool = True, state_budget: int | None = None,
