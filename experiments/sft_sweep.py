@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--validation", type=int, default=64)
     parser.add_argument("--grid", nargs="*", default=["1e-4:8", "3e-5:8", "3e-4:8", "1e-4:4",
-                                                      "3e-4:4", "3e-4:0", "1e-3:8", "3e-4:8:80"],
+                                                      "3e-4:4", "3e-4:0", "1e-3:8", "1e-3:8:90"],
                         help="learning rate:trained top layers (0: the whole model)[:steps]")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # A real two-node Ray cluster (a head and a second node, started with `ray start`) inside a
-# loopback-only network namespace; runs "$@" against it, then stops the cluster.
-# Usage: unshare -n bash cluster.sh PYTHON COMMAND...   (RAY_ADDRESS is set for COMMAND)
+# loopback-only network namespace, with token authentication (a fresh token, as
+# `ray get-auth-token --generate` makes one); runs "$@" against it, then stops the cluster.
+# Usage: unshare -n bash cluster.sh PYTHON COMMAND...   (RAY_ADDRESS and RAY_AUTH_TOKEN are
+# set for COMMAND)
 set -euo pipefail
 ip link set lo up
 python="$1"; shift
 ray="$(dirname "$python")/ray"
-export RAY_AUTH_MODE=disabled RAY_USAGE_STATS_ENABLED=0
+export RAY_AUTH_MODE=token RAY_USAGE_STATS_ENABLED=0
+RAY_AUTH_TOKEN="$("$python" -c 'import secrets; print(secrets.token_hex(32))')"
+export RAY_AUTH_TOKEN
 tmp="$(mktemp -d /tmp/ray-ww-XXXXXX)"  # short: Ray's socket paths must fit 107 bytes
 port=$(( 20000 + RANDOM % 20000 ))
 export RAY_ADDRESS="127.0.0.1:$port"

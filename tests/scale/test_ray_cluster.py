@@ -1,6 +1,7 @@
-"""A real two-node Ray cluster in a loopback-only namespace (started once, both checks in it):
-`webworld verify --ray` writes the records of a local run, and a worker killed mid-run
-loses and repeats nothing; RL rollouts on Ray read exactly what a local env shows."""
+"""A real two-node Ray cluster with token authentication in a loopback-only namespace (started
+once, every check in it): a client without the token is refused; `webworld verify --ray` writes
+the records of a local run, and a worker killed mid-run loses and repeats nothing; RL rollouts
+on Ray read exactly what a local env shows."""
 
 from __future__ import annotations
 
@@ -36,9 +37,17 @@ def _netns_ok() -> bool:
 pytestmark = pytest.mark.skipif(not _netns_ok(), reason="needs `unshare -n` and `ip` (a "
                                 "network namespace) to keep Ray on loopback")
 
-# kill one worker as soon as the first record is on disk, then let the run finish
+# a client without the cluster's token must be refused; then webworld's own runs (which have it)
+# verify, killing one worker as soon as the first record is on disk, and roll out and evaluate
 KILL_ONE = r"""
 set -euo pipefail
+if env -u RAY_AUTH_TOKEN RAY_AUTH_MODE=disabled timeout 120 "$PYTHON" -c "
+import ray
+ray.init(address='$RAY_ADDRESS', log_to_driver=False)
+print('got in:', ray.get(ray.remote(lambda: 1).remote()))
+" >"$REFUSED" 2>&1; then
+    echo "a client without the token got in" >&2; exit 7
+fi
 "$@" & run=$!
 for _ in $(seq 600); do
     [ -s "$VERIFIED" ] && break
@@ -79,11 +88,13 @@ def test_two_node_cluster_matches_local_runs_and_survives_a_killed_worker(
     env = {"PATH": "/usr/sbin:/usr/bin:/bin", "HOME": str(tmp_path), "VERIFIED":
            str(ray_dir / "verified.jsonl"), "KILLED": str(killed), "ROOT": str(ROOT),
            "PYTHON": sys.executable, "FLIGHT": str(flight.root), "ROLLOUT": str(rollout),
-           "EVAL": str(tmp_path / "eval-ray.jsonl")}
+           "EVAL": str(tmp_path / "eval-ray.jsonl"), "REFUSED": str(tmp_path / "refused.log")}
     done = subprocess.run(["unshare", "-n", "bash", str(CLUSTER), sys.executable, "bash", "-c",
                            KILL_ONE, "kill-one", *command],
                           capture_output=True, text=True, timeout=840, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    refused = (tmp_path / "refused.log").read_text()
+    assert "got in" not in refused and "auth" in refused.lower(), refused[-2000:]
     assert killed.is_file(), "no worker was running to be killed"
 
     local = records(world.world_dir / "verified.jsonl")

@@ -12,7 +12,7 @@ from rich.table import Table
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.cli.llm_options import LLMBaseURL, LLMBudget, LLMConfigFile, LLMKey
-from webworld.cli.options import RayAddress, RayWorkers
+from webworld.cli.options import RayAddress, RayInsecure, RayWorkers
 from webworld.errors import UsageError
 
 eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any world folder.",
@@ -50,6 +50,7 @@ def eval_cmd(
     fast: bool = typer.Option(False, "--fast", help="World suites in the fast env (no browser)."),
     ray: str = RayAddress,
     ray_workers: int = RayWorkers,
+    ray_insecure: bool = RayInsecure,
     traces: int = typer.Option(3, "--traces", min=0, help="Episodes recorded with screenshots."),
     heldout_dir: Path = typer.Option(HELDOUT_DIR, "--heldout-dir",
                                      help="Where the held-out worlds are (made if missing)."),

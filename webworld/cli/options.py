@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -42,3 +43,14 @@ RayAddress = typer.Option(None, "--ray", metavar="auto|ADDRESS|local",
                                "runs here), host:port, or `local` (a new one in this process).")
 RayWorkers = typer.Option(None, "--ray-workers", min=1,
                           help="Ray worker actors (default: one per CPU of the cluster).")
+
+
+def _insecure(value: bool) -> bool:
+    if value:  # read where webworld joins the cluster (webworld.scale.cluster.authenticate)
+        os.environ["WEBWORLD_RAY_INSECURE"] = "1"
+    return value
+
+
+RayInsecure = typer.Option(False, "--ray-insecure", callback=_insecure,
+                           help="Join a Ray cluster that has no token authentication (not "
+                                "advised: anyone who reaches it can run code there).")

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
-from webworld.cli.options import RayAddress, RayWorkers
+from webworld.cli.options import RayAddress, RayInsecure, RayWorkers
 from webworld.errors import UsageError
 
 train_app = typer.Typer(help="Train a policy: SFT warm start, then RL against the worlds.",
@@ -72,6 +72,7 @@ def rl_cmd(
     env: str = typer.Option(None, "--env", help="fast (default) or live."),
     ray: str = RayAddress,
     ray_workers: int = RayWorkers,
+    ray_insecure: bool = RayInsecure,
     observation: str = typer.Option(None, "--observation", help="compact (default) or full."),
     run_dir: Path = typer.Option(None, "--out", help="The run folder (default runs/rl)."),
     steps: int = typer.Option(None, "--steps", help="Rollout batches."),

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
-from webworld.cli.options import TRAJECTORIES_DIR, RayAddress, RayWorkers
+from webworld.cli.options import TRAJECTORIES_DIR, RayAddress, RayInsecure, RayWorkers
 from webworld.cli.site_cmd import SITES_DIR
 from webworld.errors import UsageError
 
@@ -33,6 +33,7 @@ def verify_cmd(
     no_screenshots: bool = typer.Option(False, "--no-screenshots"),
     ray: str = RayAddress,
     ray_workers: int = RayWorkers,
+    ray_insecure: bool = RayInsecure,
 ) -> None:
     """Replay every candidate in real Chromium; resumable (re-running skips done work)."""
     from webworld.verify.replay import ReplayConfig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import secrets
 import tarfile
 import tempfile
 from pathlib import Path
@@ -21,17 +22,24 @@ def ray_module() -> Any:
     return ray
 
 
+INSECURE_ENV = "WEBWORLD_RAY_INSECURE"  # set by --ray-insecure
+TOKEN_ENVS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
 def connect(address: str) -> Any:
     """Join the cluster at ``address`` (``auto``: the one `ray start` runs on this machine,
-    or ``RAY_ADDRESS``; ``local``: a new single-node cluster in this process)."""
+    or ``RAY_ADDRESS``; ``local``: a new single-node cluster in this process), with token
+    authentication (:func:`authenticate`)."""
     ray = ray_module()
     if ray.is_initialized():
         return ray
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     target = None if address == "local" else address
+    authenticate(address)
     try:
-        # Ray binds the machine's address, not loopback (it cannot be told otherwise): keep
-        # a cluster private with a firewall, or in a loopback-only namespace as the tests do
+        # Ray binds the machine's address, not loopback (it cannot be told otherwise): the
+        # token keeps others out; a firewall or a loopback-only namespace keeps it private
         local = {"include_dashboard": False} if target is None else {}
         ray.init(address=target, namespace="webworld", log_to_driver=False,
                  runtime_env={"env_vars": {"RAY_USAGE_STATS_ENABLED": "0"}}, **local)
@@ -39,6 +47,35 @@ def connect(address: str) -> Any:
         raise UsageError(f"no Ray cluster at {address!r}: {str(exc).splitlines()[0]} "
                          "(start one with `ray start --head`)") from None
     return ray
+
+
+def authenticate(address: str) -> None:
+    """Token authentication for the cluster at ``address`` (Ray >= 2.52): anyone who reaches
+    an unauthenticated Ray control plane can run code on it. A cluster webworld starts
+    (``local``) gets a new random token, which its own workers inherit; joining a cluster
+    takes its token from ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or Ray's default file
+    (``ray get-auth-token`` prints it), and an address outside loopback without one is
+    refused unless ``--ray-insecure`` says the cluster has no authentication."""
+    if os.environ.get(INSECURE_ENV) == "1":
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        return
+    if address == "local":
+        os.environ["RAY_AUTH_MODE"] = "token"
+        if not any(os.environ.get(name) for name in TOKEN_ENVS):
+            os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+        return
+    if any(os.environ.get(name) for name in TOKEN_ENVS) or DEFAULT_TOKEN.is_file():
+        os.environ["RAY_AUTH_MODE"] = "token"
+        return
+    host = (os.environ.get("RAY_ADDRESS", "") if address == "auto" else address).rsplit(":", 1)[0]
+    if host and not host.startswith(LOOPBACK) and host != "auto":
+        raise UsageError(f"refusing to join the Ray cluster at {address!r} without its token: "
+                         "set RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (`ray get-auth-token` on its "
+                         "head node prints it), or pass --ray-insecure for a cluster that has no "
+                         "authentication")
+
+
+DEFAULT_TOKEN = Path.home() / ".ray" / "auth_token"  # where `ray get-auth-token --generate` writes
 
 
 def cluster_cpus(ray: Any) -> int:
