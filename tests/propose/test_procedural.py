@@ -101,3 +101,22 @@ def test_any_theme_profile_seed_gives_a_valid_world(theme: str, profile: str, se
     lengths = shortest_paths_to_terminals(spec)
     assert len(lengths) == PROFILES[profile].terminals
     assert all(v is not None for v in lengths.values())  # every terminal is reachable
+
+
+@pytest.mark.parametrize("theme", ["pet adoption", "online bookstore", "job board"])
+def test_page_words_come_from_the_archetype_not_filler(theme: str) -> None:
+    """Every text of the pages speaks of what the site is (its items, entities, options,
+    name), where it was Faker's lorem and catch phrases."""
+    arch = match_archetype(theme).archetype
+    specs = [generate(theme, "easy", seed).spec for seed in (1, 2, 3)]
+    vocabulary = {arch.entity, arch.entity_plural, arch.option.label.lower(),
+                  arch.choice.label.lower(), *(v.lower() for v in arch.option.values),
+                  *(i.lower() for i in arch.items), *(s.name.lower() for s in specs)}
+    texts = [b.text for s in specs for p in s.pages for b in p.content
+             if b.kind == "text" and b.text]
+    subtitles = [c["subtitle"] for s in specs for p in s.pages for b in p.content
+                 if b.kind == "cards" for c in b.items]
+    assert texts and subtitles
+    confirmations = [t for t in texts if t.startswith("Thank you! Your reference number")]
+    for text in [t for t in texts if t not in confirmations] + subtitles:
+        assert any(word in text.lower() for word in vocabulary), text

@@ -182,3 +182,30 @@ def test_a_page_says_how_the_site_moves_and_has_a_live_region(spec, tmp_path: Pa
                        Machine(site.spec).initial_state(None))
     assert f'data-ww-transition="{transition}"' in html
     assert 'data-ww-announce aria-live="polite"' in html
+
+
+def test_an_item_s_facts_agree_wherever_they_show(tmp_path: Path) -> None:
+    """The detail page of a chosen item states its rating once: the page head (the item's
+    card) and the details table show the same value."""
+    from webworld.propose.procedural import generate
+    from webworld.spec.graph import explore_states
+
+    spec = generate("pet adoption", "easy", 9001).spec
+    site = load_site(render_site(spec, tmp_path / "site"))
+    machine = Machine(spec)
+    checked = 0
+    for state in explore_states(spec).states:
+        if state.page != "detail":
+            continue
+        html = render_page(site, make_environment(site), machine, state)
+        item = next(b for p in spec.pages for b in p.content if b.kind == "cards").items
+        titles = [i["title"] for i in item if i["title"] in html]
+        if len(titles) != 1:
+            continue
+        card = next(i for i in item if i["title"] == titles[0])
+        rating = next(v for k, v in card.items() if "rating" in k)
+        assert html.count(rating) >= 2, (titles[0], rating)  # head and table agree
+        others = {v for i in item for k, v in i.items() if "rating" in k} - {rating}
+        assert not any(o in html for o in others)
+        checked += 1
+    assert checked

@@ -1,4 +1,5 @@
-"""Seeded, realistic page content (names, prices, dates, addresses) from Faker."""
+"""Seeded, realistic page content (names, prices, dates, addresses) from Faker; the words of
+the pages come from :mod:`webworld.propose.wording`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import random
 
 from faker import Faker
 
+from webworld.propose import wording
 from webworld.propose.archetypes import Archetype
 from webworld.propose.patterns import Field
 from webworld.spec.models import ContentBlock
@@ -63,7 +65,7 @@ def price(rng: random.Random, price_range: tuple[int, int]) -> str:
 def item_cards(rng: random.Random, arch: Archetype, items: list[str], fake: Faker) -> ContentBlock:
     cards = []
     for item in items:
-        card = {"title": item, "subtitle": fake.catch_phrase(),
+        card = {"title": item, "subtitle": wording.blurb(fake.random, arch, item),
                 arch.detail_fields[-1].lower(): f"{rng.randint(35, 50) / 10:.1f} / 5"}
         if arch.price_range:
             card["price"] = price(rng, arch.price_range)
@@ -88,10 +90,6 @@ def _detail_value(name: str, rng: random.Random, fake: Faker) -> str:
         return f"{rng.randint(1, 12)}h {rng.choice([0, 15, 30, 45])}m"
     return fake.name() if any(w in lowered for w in ("author", "host", "agent", "doctor",
                                                       "instructor", "artist")) else fake.company()
-
-
-def paragraph(fake: Faker, title: str = "") -> ContentBlock:
-    return ContentBlock(kind="text", title=title, text=fake.paragraph(nb_sentences=3))
 
 
 def confirmation(fake: Faker, title: str) -> list[ContentBlock]:

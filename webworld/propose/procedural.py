@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 
 from webworld.errors import UsageError, WebworldError
-from webworld.propose import content, patterns
+from webworld.propose import content, patterns, wording
 from webworld.propose.archetypes import CATALOG_FLOWS, Archetype, Flow, match_archetype
 from webworld.propose.builder import SpecBuilder, slug
 from webworld.propose.flows import (
@@ -228,7 +228,7 @@ def _fill_pages(ctx: FlowContext, fake, target: int, prof: Profile) -> bool:
         _, gui = b.click(host, "link", title)
         b.action(host, f"open_{title}", title, gui, navigate=page)
         b.back(page, host)
-        b.content(page, content.paragraph(fake, title))
+        b.content(page, wording.info_page(fake.random, ctx.arch, b.name, title))
         if "locator" in title.lower() or "near" in title.lower():
             patterns.location_permission(b, page)
     return True
@@ -302,6 +302,6 @@ def _describe_pages(ctx: FlowContext, fake) -> None:
         if page.terminal:
             page.content.extend(content.confirmation(fake, page.title))
         elif page.role == "home":
-            page.content.append(content.paragraph(fake, f"Welcome to {ctx.b.name}"))
+            page.content.append(wording.welcome(fake.random, ctx.arch, ctx.b.name))
         else:
-            page.content.append(content.paragraph(fake))
+            page.content.append(wording.page_text(fake.random, ctx.arch, page.title))

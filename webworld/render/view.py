@@ -155,7 +155,8 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
         hero = {"title": block.title, "text": block.text}
     consumed = set(plan.listing_block.values()) | (
         {plan.hero_block} if plan.hero_block is not None else set())
-    content = [_block(b) for i, b in enumerate(page.content) if i not in consumed]
+    facts = {f["key"].lower(): f["value"] for f in item["fields"]} if item else {}
+    content = [_block(_agreeing(b, facts)) for i, b in enumerate(page.content) if i not in consumed]
     heading = page.title
     if page.id == spec.home and " — " in heading:
         heading = heading.split(" — ", 1)[1]
@@ -319,6 +320,16 @@ def _field_class(key: str) -> str:
     if "rating" in key or "stars" in key:
         return "rating"
     return "plain"
+
+
+def _agreeing(block: Any, facts: dict[str, Any]) -> Any:
+    """A details table on an item's page states the item's own facts where the two overlap
+    (its rating in the page head and in the table are one number)."""
+    if not facts or block.kind != "table":
+        return block
+    rows = [{**row, "value": facts.get(str(row["field"]).lower(), row.get("value"))}
+            if "field" in row else row for row in block.items]
+    return block.model_copy(update={"items": rows})
 
 
 def _block(block: Any) -> dict[str, Any]:

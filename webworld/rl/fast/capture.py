@@ -146,10 +146,16 @@ ROW_FACTS = ("bid", "role", "name", "tag", "type", "disabled", "readonly", "chec
 
 
 def capture_code_hash() -> str:
-    """Changes when anything the capture's meaning depends on changes."""
+    """Changes when anything the capture's meaning depends on changes: its own page code, the
+    sites' script, and the code that turns a state into a page (the server renders a site's
+    templates with it, so a change there changes every site's pages)."""
+    import inspect
+
+    from webworld.render import plan, view
     from webworld.render.assets.js import SITE_JS
 
-    text = "\0".join([FORMAT, FACTS_JS, CONFIG_JS, SITE_JS, GENERATOR])
+    text = "\0".join([FORMAT, FACTS_JS, CONFIG_JS, SITE_JS, GENERATOR,
+                       inspect.getsource(view), inspect.getsource(plan)])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
