@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stages import ROOT, Stages, rel  # noqa: E402  (experiments/ is on the path)
+from rl_runs import mean_interval  # noqa: E402  (experiments/ is on the path)
+from stages import ROOT, Stages, rel  # noqa: E402
 
 DOCS = ROOT / "docs"
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
@@ -285,16 +286,10 @@ def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[
 
 def seed_interval(values: list[float]) -> str:
     """Mean over seeds and its 95% t-interval."""
-    import statistics
-
     if not values:
         return "-"
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return f"{100 * mean:.1f}%"
-    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776}.get(len(values), 2.0)
-    half = t * statistics.stdev(values) / len(values) ** 0.5
-    return f"{100 * mean:.1f}% [{100 * max(0.0, mean - half):.1f}, {100 * min(1.0, mean + half):.1f}]"
+    mean, low, high = mean_interval(values)
+    return f"{100 * mean:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def training_rows(work: Path, seeds: list[int]) -> list[str]:

@@ -16,59 +16,22 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from stages import Stages, rel, write_keeping_reading  # noqa: E402
+
 from webworld.eval.results import Rate, read_results  # noqa: E402
-from webworld.fsio import atomic_write_bytes, atomic_write_json  # noqa: E402
 
 # training themes: one per archetype, none of the held-out archetypes (coworking,
-# government_form, pet_adoption: webworld/eval/heldout.json)
+# government_form, pet_adoption: webworld/data/heldout.json)
 THEMES = ["online bookstore", "flight booking", "hotel booking", "online bank", "email inbox",
           "discussion forum", "recipe site", "job board", "real estate", "food delivery",
           "doctor clinic", "online courses", "event tickets", "car rental", "project tracker",
           "music streaming", "news portal", "public library", "support desk", "fitness gym"]
-
-
-READING = "<!-- the reading below is written by hand; the script keeps it -->"
-
-
-def write_keeping_reading(path: Path, generated: str) -> None:
-    """Write a doc's generated part; what a person wrote under :data:`READING` (the reading
-    of the numbers) survives the rewrite."""
-    earlier = path.read_text(encoding="utf-8") if path.is_file() else ""
-    reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
-    atomic_write_bytes(path, (generated + READING + reading).encode())
-
-
-class Stages:
-    """Runs `webworld` commands once each, logging command and wall time to stages.json."""
-
-    def __init__(self, work: Path) -> None:
-        self.work = work
-        self.log_path = work / "stages.json"
-        self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
-
-    def run(self, name: str, args: list[str], done: Path) -> None:
-        if done.exists() and name in self.log:
-            return
-        print(f"== {name}: webworld {' '.join(args)}", flush=True)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()", *args],
-                       check=True, cwd=ROOT)
-        earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
-        self.log[name] = {"command": "webworld " + " ".join(args),
-                          "wall": earlier + time.perf_counter() - started}
-        atomic_write_json(self.log_path, self.log)
-
-
-def rel(path: Path) -> str:
-    return os.path.relpath(path, ROOT)
 
 
 def main() -> None:
