@@ -74,8 +74,20 @@ def item_cards(rng: random.Random, arch: Archetype, items: list[str], fake: Fake
 
 
 def detail_table(rng: random.Random, arch: Archetype, fake: Faker) -> ContentBlock:
-    rows = [{"field": name, "value": _detail_value(name, rng, fake)} for name in arch.detail_fields]
+    rows = []
+    for name in arch.detail_fields:
+        drawn = _detail_value(name, rng, fake)  # drawn either way: the world's draws stay
+        rows.append({"field": name, "value": _option_value(name, arch, fake) or drawn})
     return ContentBlock(kind="table", title="Details", items=rows)
+
+
+def _option_value(name: str, arch: Archetype, fake: Faker) -> str | None:
+    """A field the archetype's option names (a pet's "Shelter" is a "Shelter location") takes
+    one of the option's values, not a made-up company. Drawn from Faker's generator, so the
+    world's other draws stay as they were."""
+    if name.split()[0].lower() not in arch.option.label.lower():
+        return None
+    return fake.random.choice(arch.option.values)
 
 
 def _detail_value(name: str, rng: random.Random, fake: Faker) -> str:
