@@ -241,9 +241,18 @@ def main() -> None:
     write_doc(args, work, stages)
 
 
+def rate_and_reasons(label: str, records: list[dict]) -> tuple:
+    """A policy's success rate over its episodes and its three leading failure reasons."""
+    from webworld.eval.results import Rate, failures
+
+    rate = Rate(label, len(records), sum(r["success"] for r in records))
+    reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
+    return rate, reasons
+
+
 def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
     """Held-out success per policy, with each kind's, and the leading failure reasons."""
-    from webworld.eval.results import Rate, failures, read_results
+    from webworld.eval.results import Rate, read_results
 
     kinds = ("new-archetype", "new-world", "new-look")
     rows = ["| policy | episodes | success [95% CI] | " + " | ".join(kinds) +
@@ -253,20 +262,19 @@ def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
         if not records:
             rows.append(f"| {label} | not run yet | | | | | |")
             continue
-        whole = Rate(label, len(records), sum(r["success"] for r in records))
+        whole, reasons = rate_and_reasons(label, records)
         by_kind = []
         for kind in kinds:
             part = [r for r in records if r.get("kind") == kind]
             by_kind.append(Rate(kind, len(part), sum(r["success"] for r in part)).shown()
                            if part else "-")
-        reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
         rows.append(f"| {label} | {whole.episodes} | {whole.shown()} | {' | '.join(by_kind)} | "
                     f"{reasons} |")
     return rows
 
 
 def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[str]:
-    from webworld.eval.results import Rate, failures, read_results
+    from webworld.eval.results import read_results
 
     rows = [f"| policy | episodes | {what} [95% CI] | tasks with a success | failure reasons |",
             "|---|---|---|---|---|"]
@@ -275,10 +283,9 @@ def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[
         if not records:
             rows.append(f"| {label} | not run yet | | | |")
             continue
-        rate = Rate(label, len(records), sum(r["success"] for r in records))
+        rate, reasons = rate_and_reasons(label, records)
         tasks = {r["task"] for r in records}
         won = {r["task"] for r in records if r["success"]}
-        reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
         rows.append(f"| {label} | {rate.episodes} | {rate.shown()} | {len(won)}/{len(tasks)} | "
                     f"{reasons} |")
     return rows
