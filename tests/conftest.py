@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -97,3 +98,19 @@ class World:
 def bookstore(tmp_path_factory) -> World:
     """An easy bookstore world, rendered and explored once per test session (read-only)."""
     return World(tmp_path_factory.mktemp("bookstore"), "online bookstore")
+
+
+@pytest.fixture(scope="session")
+def button_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 4-button board (webworld.train.sanity), built and verified, with a start policy that
+    presses a button at random in ``start/``: one per test session, for every worker."""
+    import torch
+
+    from tests.rl.conftest import shared
+    from webworld.train.sanity import board_spec, build_board, format_warm_start
+
+    def make(root: Path) -> None:
+        torch.set_num_threads(1)
+        build_board(root, board_spec(seed=0, buttons=4))
+        format_warm_start(root, root / "start", seed=0)
+    return shared(tmp_path_factory, "board", make)

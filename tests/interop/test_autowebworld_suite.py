@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from webworld.cli.main import app
@@ -19,6 +20,7 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
 
 
+@pytest.mark.slow  # ~3.5 min: every candidate of two imported worlds in Chromium
 def test_imported_worlds_verify_and_the_oracle_scores_100(tmp_path: Path) -> None:
     src = tmp_path / "aww"
     for name, fixture in (("market", "market_fsm.json"), ("chat", "tools_fsm.json")):

@@ -20,18 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def tools_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 4-button board and ``tiny`` taught the tool-call format (random presses)."""
-    from webworld.train.sanity import board_spec, build_board, format_warm_start
+def tools_start(button_board: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tiny`` taught the tool-call format on the button board (random presses)."""
+    from webworld.train.sanity import format_warm_start
 
     def make(root: Path) -> None:
         torch.set_num_threads(1)
-        build_board(root, board_spec(seed=0, buttons=4))
-        format_warm_start(root, root / "start-tools", tools=True, seed=0)
-    return shared(tmp_path_factory, "tools-board", make)
+        format_warm_start(button_board, root, tools=True, seed=0)
+    return shared(tmp_path_factory, "board-tools", make)
 
 
-def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(tools_board: Path, tmp_path: Path,
+def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(button_board: Path, tools_start: Path,
+                                                           tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     import trl_grpo
@@ -46,7 +46,7 @@ def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(tools_board: Path, t
 
     monkeypatch.setattr(WebworldEnv, "get_reward", get_reward)
     torch.manual_seed(0)
-    run = trl_grpo.main(["--worlds", str(tools_board), "--model", str(tools_board / "start-tools"),
+    run = trl_grpo.main(["--worlds", str(button_board), "--model", str(tools_start),
                          "--work", str(tmp_path), "--steps", "2", "--generations", "4"])
     steps = [r for r in run["log"] if "reward" in r]
     assert [r["step"] for r in steps] == [1, 2] and run["trainer"].state.global_step == 2
@@ -57,7 +57,7 @@ def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(tools_board: Path, t
         mine = [reward for _, _, reward in scored[4 * k:4 * k + 4]]
         assert row["rewards/WebworldEnv/mean"] == pytest.approx(statistics.fmean(mine))
     # ... and each of those is what webworld's own env gives for the same actions
-    env = FastEnv(load_worlds(tools_board / "sites", tools_board / "trajectories"), split=None,
+    env = FastEnv(load_worlds(button_board / "sites", button_board / "trajectories"), split=None,
                   build=False, observation="compact")
     for instance, actions, reward in scored:
         env.reset(seed=0, options={"task": instance})
@@ -65,9 +65,9 @@ def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(tools_board: Path, t
         assert replayed == reward, (instance, actions)
 
 
-def test_a_call_the_env_cannot_carry_out_is_its_error_not_a_crash(tools_board: Path) -> None:
-    env = environment_factory(tools_board, split=None, max_steps=50)()
-    instance = task_dataset(tools_board, split=None)[0]
+def test_a_call_the_env_cannot_carry_out_is_its_error_not_a_crash(button_board: Path) -> None:
+    env = environment_factory(button_board, split=None, max_steps=50)()
+    instance = task_dataset(button_board, split=None)[0]
     page = env.reset(instance["instance"], instance["intent"])
     assert "button" in page and "URL:" in page
     for call in (lambda: env.click("999"), lambda: env.click(12345),

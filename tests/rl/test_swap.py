@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import closing
 
 import numpy as np
 import pytest
@@ -35,21 +36,17 @@ def _on_page(env: LiveEnv, make: Callable[..., object]) -> object:
 
 
 def test_a_swap_site_reaches_the_goal_without_a_page_load(lab_swap: Built) -> None:
-    env = LiveEnv(lab_swap.worlds(), split=None, observation="compact")
-    try:
+    with closing(LiveEnv(lab_swap.worlds(), split=None, observation="compact")) as env:
         for inst in [i for i in env.sampler.instances if i.oracle][:4]:
             env.reset(seed=0, options={"task": inst})
             _on_page(env, lambda page: page.evaluate("() => { window.__wwSameDocument = 1; }"))
             rewards = [env.step(action)[1] for action in inst.oracle[0]]
             assert rewards[-1] == 1.0 and not any(rewards[:-1]), (inst.id, rewards)
             assert _on_page(env, lambda page: page.evaluate(STILL_HERE)), "a page loaded"
-    finally:
-        env.close()
 
 
 def test_back_and_reload_ask_the_server_again(flight_swap: Built) -> None:
-    env = LiveEnv(flight_swap.worlds(), split=None, observation="compact")
-    try:
+    with closing(LiveEnv(flight_swap.worlds(), split=None, observation="compact")) as env:
         inst = _instance(env)
         env.reset(seed=0, options={"task": inst})
         urls = [env.step(action)[0]["url"] for action in inst.oracle[0][:-1]]
@@ -69,8 +66,6 @@ def test_back_and_reload_ask_the_server_again(flight_swap: Built) -> None:
         # the server owns the state: back shows the page the state is on, as on any site
         assert after_back == now == after_reload
         assert env._drive(env.episode.page.tab.observe()).url == urls[-1]
-    finally:
-        env.close()
 
 
 def test_with_the_script_blocked_a_form_still_submits(flight_swap: Built) -> None:
@@ -114,8 +109,7 @@ def test_with_the_script_blocked_a_form_still_submits(flight_swap: Built) -> Non
 
 
 def test_a_late_server_is_never_seen_half_swapped(lab_swap: Built) -> None:
-    env = LiveEnv(lab_swap.worlds(), split=None, observation="compact")
-    try:
+    with closing(LiveEnv(lab_swap.worlds(), split=None, observation="compact")) as env:
         inst = _instance(env)
         expected = []
         env.reset(seed=0, options={"task": inst})
@@ -133,13 +127,10 @@ def test_a_late_server_is_never_seen_half_swapped(lab_swap: Built) -> None:
         for action, want in zip(inst.oracle[0], expected):
             got = env.step(action)[0]
             assert got == want, action
-    finally:
-        env.close()
 
 
 def test_a_failed_swap_leaves_a_readable_page_and_an_error(lab_swap: Built) -> None:
-    env = LiveEnv(lab_swap.worlds(), split=None, observation="compact")
-    try:
+    with closing(LiveEnv(lab_swap.worlds(), split=None, observation="compact")) as env:
         inst = _instance(env)
         env.reset(seed=0, options={"task": inst})
         _on_page(env, lambda page: page.route("**/act/**", lambda route: route.abort()))
@@ -151,13 +142,10 @@ def test_a_failed_swap_leaves_a_readable_page_and_an_error(lab_swap: Built) -> N
         seen = env._drive(env.episode.page.tab.observe())
         assert "could not be loaded" in seen.text
         assert seen.url == env.episode.seen.url
-    finally:
-        env.close()
 
 
 def test_a_server_error_during_a_swap_shows_its_page(lab_swap: Built) -> None:
-    env = LiveEnv(lab_swap.worlds(), split=None, observation="compact")
-    try:
+    with closing(LiveEnv(lab_swap.worlds(), split=None, observation="compact")) as env:
         inst = _instance(env)
         env.reset(seed=0, options={"task": inst})
 
@@ -174,21 +162,17 @@ def test_a_server_error_during_a_swap_shows_its_page(lab_swap: Built) -> None:
                 break
         else:
             pytest.fail("no action reached the server")
-    finally:
-        env.close()
 
 
 def test_navigate_and_swap_show_the_same_pixels(flight: Built, flight_swap: Built) -> None:
     shots = []
     for built in (flight, flight_swap):
         env = LiveEnv(built.worlds(), split=None, observation="compact", screenshot=True)
-        try:
+        with closing(env):
             inst = _instance(env)
             env.reset(seed=0, options={"task": inst})
             frames = [env.step(action)[0]["screenshot"] for action in inst.oracle[0][:3]]
             shots.append(frames)
-        finally:
-            env.close()
     for navigate, swap in zip(*shots):
         assert np.array_equal(navigate, swap)
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.rl.conftest import shared
 from webworld.rl.tasks import load_worlds
 from webworld.train import learner as learner_module
 from webworld.train.batch import TurnBatch, turn_batch
@@ -26,7 +25,6 @@ from webworld.train.loop import RLRun
 from webworld.train.losses import LossOutput, get_loss
 from webworld.train.models import load_policy
 from webworld.train.rollout import make_vector_env, plan_batch, play_batch
-from webworld.train.sanity import board_spec, build_board, format_warm_start
 
 # the fixed budget: 24 rollout batches of 4 x 8 episodes at learning rate 3e-4, three times the
 # tiny family's default: docs/learning_rates.md measured that all 12 runs of the four losses
@@ -39,27 +37,17 @@ BUDGET = dict(steps=24, tasks_per_step=4, group_size=8, envs=32, max_new_tokens=
               learning_rate=LEARNING_RATE, checkpoint_every=100)
 
 
-@pytest.fixture(scope="session")
-def board(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 4-button board, built and verified, with a start policy in ``start/``."""
-    def make(root: Path) -> None:
-        torch.set_num_threads(1)
-        build_board(root, board_spec(seed=0, buttons=4))
-        format_warm_start(root, root / "start", seed=0)
-    return shared(tmp_path_factory, "board", make)
-
-
 def _train(board: Path, out: Path, algo: str, **kw) -> list[float]:
     config = RLConfig(algo=algo, model=str(board / "start"), worlds=board, split="all", out=out,
                       seed=0, **{**BUDGET, **kw})
     return [row["success_rate"] for row in RLRun(config).run().rows]
 
 
-def test_the_start_policy_presses_a_button_at_chance(board: Path) -> None:
-    model, tokenizer = load_policy(str(board / "start"))
+def test_the_start_policy_presses_a_button_at_chance(button_board: Path) -> None:
+    model, tokenizer = load_policy(str(button_board / "start"))
     engine = TransformersEngine(model, tokenizer, SamplingSettings(
         max_new_tokens=BUDGET["max_new_tokens"], temperature=RLConfig().temperature))
-    worlds = load_worlds(board / "sites", board / "trajectories")
+    worlds = load_worlds(button_board / "sites", button_board / "trajectories")
     vec = make_vector_env(worlds, "fast", None, 32, "compact", None)
     try:
         batch = play_batch(vec, engine, plan_batch(worlds.instances(None), 1, 0, 8, 8), 1, 0)
@@ -72,9 +60,9 @@ def test_the_start_policy_presses_a_button_at_chance(board: Path) -> None:
 
 
 @pytest.mark.parametrize("algo", ["vespo", "gspo", "grpo", "sapo"])
-def test_rl_alone_takes_the_board_from_chance_to_09(board: Path, tmp_path: Path,
+def test_rl_alone_takes_the_board_from_chance_to_09(button_board: Path, tmp_path: Path,
                                                      algo: str) -> None:
-    success = _train(board, tmp_path / algo, algo)
+    success = _train(button_board, tmp_path / algo, algo)
     assert success[0] <= 0.5, success
     assert sum(success[-3:]) / 3 >= 0.9, success
 
@@ -113,7 +101,7 @@ BREAKS = ["loss sign", "reply positions", "advantages", "100x learning rate"]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("broken", BREAKS)
-def test_a_broken_trainer_does_not_learn_the_board(board: Path, tmp_path: Path,
+def test_a_broken_trainer_does_not_learn_the_board(button_board: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
                                                    broken: str) -> None:
     kw = {}
@@ -125,6 +113,6 @@ def test_a_broken_trainer_does_not_learn_the_board(board: Path, tmp_path: Path,
         monkeypatch.setattr(learner_module, "group_advantages", _shuffled_advantages)
     else:
         kw["learning_rate"] = 100 * LEARNING_RATE
-    success = _train(board, tmp_path / "run", "vespo", **kw)
+    success = _train(button_board, tmp_path / "run", "vespo", **kw)
     print(f"{broken}: final success {sum(success[-3:]) / 3:.2f}, curve {success}")
     assert sum(success[-3:]) / 3 < 0.9, success
