@@ -4,6 +4,7 @@ same actions, and a tool call the env cannot carry out is an error it reports, n
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -12,7 +13,15 @@ import pytest
 import torch
 
 from tests.rl.conftest import shared
-from webworld.interop.trl import ENDED, WebworldEnv, environment_factory, task_dataset
+from webworld.browser.actions import parse_action
+from webworld.interop.trl import (
+    ENDED,
+    WebworldEnv,
+    close_shared,
+    environment_factory,
+    task_dataset,
+    world_folder,
+)
 from webworld.rl.fast.env import FastEnv
 from webworld.rl.tasks import load_worlds
 
@@ -80,3 +89,27 @@ def test_a_call_the_env_cannot_carry_out_is_its_error_not_a_crash(button_board: 
     finished = env.click(page.split("[", 1)[1].split("]", 1)[0])  # any button ends the board
     assert finished.endswith(ENDED)
     assert env.click("1") == ENDED  # after the end nothing is carried out
+
+
+def test_the_live_env_plays_in_chromium_with_server_truth(button_board: Path) -> None:
+    try:
+        make = environment_factory(button_board, split=None, env="live")
+        env, other = make(), make()
+        assert env._shared is other._shared  # one browser and server per process
+        worlds = world_folder(button_board.resolve())
+        rows = task_dataset(button_board, split=None)
+        fast = environment_factory(button_board, split=None)()
+        for row in rows:  # the page as the fast env shows it, then the oracle's presses
+            page = env.reset(row["instance"], row["intent"])
+            assert page == fast.reset(row["instance"], row["intent"]) and "button" in page
+            for action in worlds.instance(row["instance"]).oracle[0]:
+                parsed = parse_action(action)
+                text = getattr(env, parsed.name)(*parsed.args)
+            assert text.endswith(ENDED) and env.get_reward() == 1.0, text
+        row = rows[0]
+        page = other.reset(row["instance"], row["intent"])
+        right = parse_action(worlds.instance(row["instance"]).oracle[0][-1]).bid
+        wrong = next(bid for bid in re.findall(r"\[(\d+)\]", page) if bid != right)
+        assert other.click(wrong).endswith(ENDED) and other.get_reward() == 0.0  # server truth
+    finally:
+        close_shared()

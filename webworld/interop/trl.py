@@ -23,6 +23,7 @@ instance of a process.
 
 from __future__ import annotations
 
+import atexit
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -86,6 +87,13 @@ class SharedWorlds:
 
 
 _SHARED: dict[tuple, SharedWorlds] = {}
+
+
+@atexit.register
+def close_shared() -> None:
+    """Close the process's shared browsers and site servers (also run at exit)."""
+    while _SHARED:
+        _SHARED.popitem()[1].close()
 
 
 @cache
