@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.rl.conftest import Built
 from webworld.data.export import export_dataset
 
@@ -34,6 +36,7 @@ print("imported")
     assert done.stdout.strip() == "imported", done.stderr[-2000:]
 
 
+@pytest.mark.slow  # ~70 s: five stages, each a `webworld` process loading torch
 def test_the_gpu_run_goes_through_in_smoke_mode(flight: Built, tmp_path: Path) -> None:
     kit = tmp_path / "kit"
     shutil.copytree(flight.root, kit / "worlds", ignore=shutil.ignore_patterns("*.lock"))
