@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -241,54 +242,46 @@ def main() -> None:
     write_doc(args, work, stages)
 
 
-def rate_and_reasons(label: str, records: list[dict]) -> tuple:
-    """A policy's success rate over its episodes and its three leading failure reasons."""
-    from webworld.eval.results import Rate, failures
+def policy_rows(work: Path, policies: list[tuple[str, str]], header: list[str],
+                cells: Callable[[list[dict]], list[str]]) -> list[str]:
+    """A table with a row per policy: ``cells`` of its eval records after the label and the
+    episodes, success with its interval and the leading failure reasons last."""
+    from webworld.eval.results import Rate, failures, read_results
 
-    rate = Rate(label, len(records), sum(r["success"] for r in records))
-    reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
-    return rate, reasons
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, name in policies:
+        records = read_results(work / "eval" / f"{name}.jsonl")
+        if not records:
+            rows.append(f"| {label} | not run yet |" + " |" * (len(header) - 2))
+            continue
+        rate = Rate(label, len(records), sum(r["success"] for r in records))
+        reasons = ", ".join(f"{k} {v}" for k, v in failures(records).most_common(3))
+        row = [label, str(rate.episodes), rate.shown(), *cells(records), reasons]
+        rows.append("| " + " | ".join(row) + " |")
+    return rows
 
 
 def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
     """Held-out success per policy, with each kind's, and the leading failure reasons."""
-    from webworld.eval.results import Rate, read_results
+    from webworld.eval.results import Rate
 
-    kinds = ("new-archetype", "new-world", "new-look")
-    rows = ["| policy | episodes | success [95% CI] | " + " | ".join(kinds) +
-            " | failure reasons |", "|---|---|---|---|---|---|---|"]
-    for label, name in policies:
-        records = read_results(work / "eval" / f"{name}.jsonl")
-        if not records:
-            rows.append(f"| {label} | not run yet | | | | | |")
-            continue
-        whole, reasons = rate_and_reasons(label, records)
-        by_kind = []
-        for kind in kinds:
-            part = [r for r in records if r.get("kind") == kind]
-            by_kind.append(Rate(kind, len(part), sum(r["success"] for r in part)).shown()
-                           if part else "-")
-        rows.append(f"| {label} | {whole.episodes} | {whole.shown()} | {' | '.join(by_kind)} | "
-                    f"{reasons} |")
-    return rows
+    kinds = ["new-archetype", "new-world", "new-look"]
+
+    def by_kind(records: list[dict]) -> list[str]:
+        parts = {kind: [r for r in records if r.get("kind") == kind] for kind in kinds}
+        return [Rate(k, len(v), sum(r["success"] for r in v)).shown() if v else "-"
+                for k, v in parts.items()]
+    header = ["policy", "episodes", "success [95% CI]", *kinds, "failure reasons"]
+    return policy_rows(work, policies, header, by_kind)
 
 
 def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[str]:
-    from webworld.eval.results import read_results
-
-    rows = [f"| policy | episodes | {what} [95% CI] | tasks with a success | failure reasons |",
-            "|---|---|---|---|---|"]
-    for label, name in policies:
-        records = read_results(work / "eval" / f"{name}.jsonl")
-        if not records:
-            rows.append(f"| {label} | not run yet | | | |")
-            continue
-        rate, reasons = rate_and_reasons(label, records)
+    """Success per policy, the tasks it solved at least once, and the leading failure reasons."""
+    def solved(records: list[dict]) -> list[str]:
         tasks = {r["task"] for r in records}
-        won = {r["task"] for r in records if r["success"]}
-        rows.append(f"| {label} | {rate.episodes} | {rate.shown()} | {len(won)}/{len(tasks)} | "
-                    f"{reasons} |")
-    return rows
+        return [f"{len({r['task'] for r in records if r['success']})}/{len(tasks)}"]
+    header = ["policy", "episodes", f"{what} [95% CI]", "tasks with a success", "failure reasons"]
+    return policy_rows(work, policies, header, solved)
 
 
 def seed_interval(values: list[float]) -> str:
