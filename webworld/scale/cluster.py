@@ -25,6 +25,7 @@ def ray_module() -> Any:
 INSECURE_ENV = "WEBWORLD_RAY_INSECURE"  # set by --ray-insecure
 TOKEN_ENVS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+DEFAULT_TOKEN = Path.home() / ".ray" / "auth_token"  # where `ray get-auth-token --generate` writes
 
 
 def connect(address: str) -> Any:
@@ -73,9 +74,6 @@ def authenticate(address: str) -> None:
                          "set RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (`ray get-auth-token` on its "
                          "head node prints it), or pass --ray-insecure for a cluster that has no "
                          "authentication")
-
-
-DEFAULT_TOKEN = Path.home() / ".ray" / "auth_token"  # where `ray get-auth-token --generate` writes
 
 
 def cluster_cpus(ray: Any) -> int:
