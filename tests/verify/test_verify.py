@@ -130,22 +130,34 @@ def test_killed_run_resumes_without_loss_or_duplicates(world: World) -> None:
     assert stats[0].skipped == 2
 
 
+def _stop_part_way(cmd: list[str], verified: Path, how: signal.Signals) -> subprocess.Popen:
+    """Run ``cmd`` and send it ``how`` once three more trajectories have verified."""
+    wanted = len(records(verified)) + 3 if verified.exists() else 3
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if verified.exists() and verified.read_text().count("\n") >= wanted:
+            proc.send_signal(how)
+            break
+        time.sleep(0.05)
+    proc.wait(timeout=30)  # Ctrl-C stops the run at once, not after the last candidate
+    return proc
+
+
 def test_real_kill_mid_run_then_resume(tmp_path: Path) -> None:
-    """SIGKILL a `webworld verify` process part-way, run it again, lose nothing."""
+    """Ctrl-C, then SIGKILL, a `webworld verify` process part-way; run it again, lose nothing."""
     world = World(tmp_path, "hotel booking", max_instances=3, max_shortest=2)
     exe = Path(sys.executable).parent / "webworld"
     cmd = [str(exe), "verify", "--sites", str(tmp_path / "sites"), "--trajectories",
            str(world.traj_root), "--workers", "2"]
     verified = world.world_dir / "verified.jsonl"
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if verified.exists() and verified.read_text().count("\n") >= 3:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.05)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    interrupted = _stop_part_way(cmd, verified, signal.SIGINT)
+    assert interrupted.returncode == 130, "the run ended before Ctrl-C, or ignored it"
+    said = interrupted.stderr.read()
+    assert "stopped by Ctrl-C" in said and "Traceback" not in said, said
+    assert len(records(verified)) < len(world.explored.candidates)
+    killed = _stop_part_way(cmd, verified, signal.SIGKILL)
+    assert killed.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     before = {r["id"] for r in records(verified)}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr

@@ -225,8 +225,8 @@ class BrowserTab:
 
     async def _evaluate(self, script: str, arg: Any) -> Any:
         try:
-            return await asyncio.wait_for(self.page.evaluate(script, arg),
-                                          self.config.navigation_timeout_ms / 1000)
+            async with asyncio.timeout(self.config.navigation_timeout_ms / 1000):
+                return await self.page.evaluate(script, arg)
         except TimeoutError:
             raise PageGone("the page did not answer") from None
 
@@ -322,7 +322,8 @@ class BrowserTab:
             self._rows = settled["rows"]
             return self._swapped(settled.get("swap"))
         try:
-            await asyncio.wait_for(self._loaded.wait(), self.config.navigation_timeout_ms / 1000)
+            async with asyncio.timeout(self.config.navigation_timeout_ms / 1000):
+                await self._loaded.wait()
         except TimeoutError:
             raise NavigationError("the next page did not load within "
                                   f"{self.config.navigation_timeout_ms / 1000:g} s") from None

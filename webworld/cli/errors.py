@@ -67,7 +67,8 @@ def _nearly_full(path: Path) -> bool:
 
 def reports_errors(fn: F) -> F:
     """Print a :class:`WebworldError` as ``error: <where>: <what>`` and exit with its code;
-    a full disk or a folder that cannot be written gets one such line too."""
+    a full disk or a folder that cannot be written gets one such line too, and Ctrl-C a
+    line saying what was kept (exit 130, the shell's code for SIGINT)."""
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
@@ -82,5 +83,8 @@ def reports_errors(fn: F) -> F:
                 raise
             err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
             raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            err.print(f"[bold red]stopped by Ctrl-C:[/] {_KEEP}", markup=True, highlight=False)
+            raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
