@@ -88,7 +88,7 @@ def test_content_is_realistic_and_seeded() -> None:
     assert spec.provenance.seed == 4 and spec.provenance.archetype == "hotel"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     theme=st.one_of(
         st.sampled_from(THEME_WORDS).map(lambda w: f"online {w}"),
