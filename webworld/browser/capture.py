@@ -22,6 +22,17 @@ What Playwright's preparation did, done once per document instead: the text care
 blinks, so it would make screenshots depend on timing) is hidden by a stylesheet that
 :data:`HIDE_CARET_JS` adopts (a constructed sheet: the sites' CSP allows it), installed with
 the tab's page library. The sites use no web fonts, so there are none to wait for.
+
+A capture is Chromium's raster and encoding of the whole viewport, most of a verified
+step's cost beyond the bare gesture; and the same page is seen again and again (every
+candidate starts on the home page, task instances share their first steps: in the 30
+training worlds of experiments/learning.py 28% of the step screenshots were distinct). A
+:class:`ScreenshotCache` keeps a run's PNGs by a digest of everything the pixels depend on
+(:data:`PIXELS_KEY_JS`: the DOM, the controls' live values, scroll offsets, focus, hover,
+selection, viewport), so a page seen before is not captured again. Pages whose pixels
+could depend on more (animations running, media, canvas, frames, images loading) get no
+key and are always captured; tests/browser/test_capture.py checks that a verify run gives
+the same bytes with the cache and without.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import weakref
+from collections import OrderedDict
 from typing import Any
 
 from playwright.async_api import CDPSession, Page
@@ -51,6 +63,72 @@ HIDE_CARET_JS = r"""
 })();
 """
 """Hide the text caret of this document (run once per document, before any capture)."""
+
+PIXELS_KEY_JS = r"""
+async () => {
+  try {
+    if (!(window.crypto && crypto.subtle)) return null;
+    if (document.querySelector("canvas, video, audio, iframe, embed, object")) return null;
+    if (Array.from(document.images).some((i) => !i.complete)) return null;
+    if (document.getAnimations().some((a) => a.playState !== "finished")) return null;
+    if (document.fonts && document.fonts.status !== "loaded") return null;
+    const all = Array.from(document.querySelectorAll("*"));
+    const index = new Map(all.map((e, i) => [e, i]));
+    const at = (e) => (e ? index.get(e) ?? -1 : -1);
+    const controls = Array.from(document.querySelectorAll("input, select, textarea"),
+      (e) => [at(e), e.value, e.checked, e.indeterminate, e.selectedIndex]);
+    const scrolled = all.filter((e) => e.scrollTop || e.scrollLeft)
+      .map((e) => [at(e), e.scrollTop, e.scrollLeft]);
+    const active = document.activeElement;
+    const sel = getSelection();
+    const selected = sel && [sel.type, sel.anchorOffset, sel.focusOffset,
+                             at(sel.anchorNode && sel.anchorNode.parentElement)];
+    const state = JSON.stringify([
+      location.hash, innerWidth, innerHeight, devicePixelRatio, scrollX, scrollY, controls,
+      scrolled, at(Array.from(document.querySelectorAll(":hover")).pop()), at(active),
+      !!(active && active.matches(":focus-visible")),
+      selected,
+      Array.from(document.querySelectorAll("dialog"), (d) => d.matches(":modal")),
+    ]);
+    const text = new TextEncoder().encode(document.documentElement.outerHTML + "\u0000" + state);
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", text));
+    return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  } catch (e) {
+    return null;
+  }
+}
+"""
+"""A digest of what the viewport's pixels depend on, or null where they may depend on more."""
+
+
+class ScreenshotCache:
+    """A run's screenshots by :data:`PIXELS_KEY_JS` digest, the least recently used dropped
+    past ``budget_bytes``. One per run and its tabs (a site re-rendered later is a new run)."""
+
+    def __init__(self, budget_bytes: int = 64 << 20) -> None:
+        self.budget_bytes = budget_bytes
+        self.hits = 0
+        self.misses = 0
+        self._images: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: str | None) -> bytes | None:
+        image = self._images.get(key) if key else None
+        if image is None:
+            self.misses += 1
+            return None
+        self._images.move_to_end(key)  # type: ignore[arg-type]
+        self.hits += 1
+        return image
+
+    def put(self, key: str | None, image: bytes) -> None:
+        if not key or key in self._images:
+            return
+        self._images[key] = image
+        self._bytes += len(image)
+        while self._bytes > self.budget_bytes and self._images:
+            self._bytes -= len(self._images.popitem(last=False)[1])
+
 
 _sessions: weakref.WeakKeyDictionary[Page, asyncio.Future[CDPSession]] = \
     weakref.WeakKeyDictionary()

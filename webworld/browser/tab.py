@@ -31,7 +31,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from webworld import contract
 from webworld.browser.actions import ActionRefused, BrowserAction, check_action, describe
-from webworld.browser.capture import HIDE_CARET_JS, capture_png
+from webworld.browser.capture import HIDE_CARET_JS, PIXELS_KEY_JS, ScreenshotCache, capture_png
 from webworld.browser.observe import WALK_JS, Observation, observation_of
 from webworld.browser.placement import PLACE_FN, cover_message
 from webworld.errors import WebworldError
@@ -52,8 +52,11 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
     if (a && !e.defaultPrevented) window.__wwNav = 1;
   });
   const byBid = (bid) => document.querySelector('[data-ww-bid="' + bid + '"]');
+  const pixelsKey = PIXELS_KEY;
   window.__ww = {
     walk: WALK,
+    // the rows, and with opts.key the digest of what the pixels depend on (capture.py)
+    read: async (opts) => ({rows: window.__ww.walk(opts), key: opts.key ? await pixelsKey() : null}),
     // Where the pointer will act. With the pointer on a hovered element (hovering), an
     // action in that element's hover menu happens in place; any other must first wait
     // for the pointer to leave (needsPark), so no scrolling happens under it.
@@ -84,17 +87,18 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
     // put in place without a load) has ended ({rows, swap: what it did}).
     settle: (opts) => new Promise((r) => setTimeout(() => {
       if (window.__wwNav === 1) return r({pending: true});
-      const done = () => {
+      const done = async () => {
         const swap = window.__wwSwap || null;
         window.__wwSwap = null;
-        r({rows: window.__ww.walk(opts), swap});
+        r({...(await window.__ww.read(opts)), swap});
       };
       if (document.documentElement.hasAttribute("data-ww-busy"))
         document.addEventListener("ww:settled", done, {once: true});
       else done();
     }, 0)),
   };
-})();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS))
+})();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS)) \
+    .replace("PIXELS_KEY", PIXELS_KEY_JS.strip())
 
 
 class NavigationError(WebworldError):
@@ -123,12 +127,13 @@ class BrowserTab:
     """A Playwright page plus the pointer rules above; one per concurrent episode."""
 
     def __init__(self, page: Page, config: TabConfig | None = None, *,
-                 skip: str | None = None) -> None:
+                 skip: str | None = None, shots: ScreenshotCache | None = None) -> None:
         self.page = page
         self.config = config or TabConfig()
         self.skip = skip  # parts of the page an observation leaves out (a CSS selector)
+        self.shots = shots  # screenshots of pages seen before, by what their pixels depend on
         self.hovered = False           # the last action was a hover: the pointer is on the page
-        self._rows: list | None = None  # the page's rows read right after the last action
+        self._read_after_action: dict | None = None  # the page's rows (and key) read then
         self._loaded = asyncio.Event()
         self._leaving = asyncio.Event()  # a page load started (a document request)
         self._status: int | None = None
@@ -142,10 +147,10 @@ class BrowserTab:
 
     @classmethod
     async def open(cls, context: BrowserContext, config: TabConfig | None = None, *,
-                   skip: str | None = None) -> BrowserTab:
+                   skip: str | None = None, shots: ScreenshotCache | None = None) -> BrowserTab:
         """A new page of ``context`` that watches for page loads (call once per context)."""
         await context.add_init_script(PAGE_LIBRARY_JS)
-        return cls(await context.new_page(), config, skip=skip)
+        return cls(await context.new_page(), config, skip=skip, shots=shots)
 
     def _on_request(self, request: Any) -> None:
         if request.is_navigation_request() and request.frame == self.page.main_frame:
@@ -165,7 +170,7 @@ class BrowserTab:
 
     async def goto(self, url: str) -> Outcome:
         """Open ``url`` and wait for it to load; the pointer rests at the corner."""
-        self.hovered, self._rows = False, None
+        self.hovered, self._read_after_action = False, None
         try:
             response = await self.page.goto(url, wait_until="load",
                                             timeout=self.config.navigation_timeout_ms)
@@ -180,9 +185,9 @@ class BrowserTab:
     async def observe(self, *, screenshot: bool = False) -> Observation:
         """Assign element ids and read the page (webworld.browser.observe), with a
         screenshot (webworld.browser.capture) if asked."""
-        rows, self._rows = self._rows, None
+        read, self._read_after_action = self._read_after_action, None
         try:
-            rows, image = await self._read(rows, screenshot)
+            rows, image = await self._read(read, screenshot)
         except PlaywrightError as exc:
             if not _is_navigation(exc):
                 raise
@@ -195,20 +200,32 @@ class BrowserTab:
         """The viewport as PNG, as an observation shows it."""
         return await capture_png(self.page)
 
-    async def _read(self, rows: list | None, screenshot: bool) -> tuple[list, bytes | None]:
-        """The page's rows (unless read already) and its screenshot, asked for at once:
-        the walk only marks elements with ids, which changes no pixel, so the capture's
-        frame is the same whichever of the two the page runs first."""
-        walk = self._call("walk", {"skip": self.skip}) if rows is None else None
+    async def _read(self, read: dict | None, screenshot: bool) -> tuple[list, bytes | None]:
+        """The page's rows (unless read already) and its screenshot. With a screenshot
+        cache, the screenshot of a page seen before is the cached one; without, the two
+        are asked for at once: the walk only marks elements with ids, which changes no
+        pixel, so the capture's frame is the same whichever of the two the page runs first."""
+        if screenshot and self.shots is not None:
+            read = read or await self._call("read", self._read_options())
+            image = self.shots.get(read["key"])
+            if image is None:
+                image = await self.screenshot()
+                self.shots.put(read["key"], image)
+            return read["rows"], image
+        walk = self._call("walk", {"skip": self.skip}) if read is None else None
         if not screenshot:
-            return (await walk if walk is not None else rows), None
+            return (await walk if walk is not None else read["rows"]), None
         if walk is None:
-            return rows, await self.screenshot()
+            return read["rows"], await self.screenshot()
         found, image = await asyncio.gather(walk, self.screenshot(), return_exceptions=True)
         for outcome in (found, image):  # the walk's failure first: it may be a page load
             if isinstance(outcome, BaseException):
                 raise outcome
         return found, image
+
+    def _read_options(self) -> dict[str, Any]:
+        """What the page library's read and settle take: with a cache, the pixels' key too."""
+        return {"skip": self.skip, "key": self.shots is not None}
 
     async def _call(self, name: str, arg: Any) -> Any:
         """``window.__ww[name](arg)``; on a document the init script did not reach, the
@@ -237,7 +254,7 @@ class BrowserTab:
         node = seen.node(action.bid)
         check_action(action, node)
         assert node is not None
-        self._rows = None
+        self._read_after_action = None
         hover = action.name == "hover"
         try:
             place = await self._call("place", [action.bid, self.hovered, hover])
@@ -307,7 +324,7 @@ class BrowserTab:
         page's rows for the next :meth:`observe` (one call to the page, not two). The
         page is asked after a macrotask (site.js's release timer runs first) while the
         tab watches for a page load: whichever comes first decides."""
-        asked = asyncio.ensure_future(self._call("settle", {"skip": self.skip}))
+        asked = asyncio.ensure_future(self._call("settle", self._read_options()))
         leaving = asyncio.ensure_future(self._leaving.wait())
         try:
             await asyncio.wait({asked, leaving}, timeout=self.config.navigation_timeout_ms / 1000,
@@ -319,7 +336,7 @@ class BrowserTab:
             asked.cancel()  # the document is going away: its answer does not matter
             asked.add_done_callback(lambda t: t.cancelled() or t.exception())
         if not settled.get("pending") and not self._leaving.is_set() and not self._loaded.is_set():
-            self._rows = settled["rows"]
+            self._read_after_action = settled
             return self._swapped(settled.get("swap"))
         try:
             async with asyncio.timeout(self.config.navigation_timeout_ms / 1000):

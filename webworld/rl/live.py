@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from webworld import contract
 from webworld.browser.actions import ActionRefused, BrowserAction
+from webworld.browser.capture import ScreenshotCache
 from webworld.browser.launch import new_context
 from webworld.browser.observe import Observation
 from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
@@ -183,13 +184,15 @@ class _Browser:
         self.client = self.runtime.run(_client())
         self.tab_config = TabConfig(action_timeout_ms=config.action_timeout_ms,
                                     navigation_timeout_ms=config.navigation_timeout_ms)
+        self.shots = ScreenshotCache()  # the episodes' screenshots by page, where they take them
 
     def episode(self, config: EnvConfig) -> Episode:
         async def make() -> Episode:
             browser = self.runtime.browser
             assert browser is not None
-            tabs = [await BrowserTab.open(await new_context(browser), self.tab_config)
-                    for _ in range(2)]
+            shots = self.shots if config.screenshot else None
+            tabs = [await BrowserTab.open(await new_context(browser), self.tab_config,
+                                          shots=shots) for _ in range(2)]
             return Episode(LivePage(tabs, self.server, self.client, config.screenshot), config)
         return self.runtime.run(make())
 

@@ -55,11 +55,13 @@ class VerifyWorker:
     async def _open_tabs(self) -> list[Any]:
         from webworld.browser.launch import new_context
         from webworld.browser.tab import BrowserTab
+        from webworld.verify.runner import screenshot_cache
 
+        shots = screenshot_cache(self.config)
         tabs = []
         for _ in range(self.contexts):
             tabs.append(await BrowserTab.open(await new_context(self.runtime.browser),
-                                              self.config))
+                                              self.config, shots=shots))
         return tabs
 
     def close(self) -> None:

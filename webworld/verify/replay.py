@@ -48,6 +48,7 @@ class Endpoint:
 @dataclass
 class ReplayConfig(TabConfig):
     screenshots: bool = True
+    reuse_screenshots: bool = True  # a page seen before in the run is not captured again
 
 
 # How a refused action is classified (webworld.data.records.FailureClass).

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 from playwright.async_api import Browser, async_playwright
 
+from webworld.browser.capture import ScreenshotCache
 from webworld.browser.launch import launch_browser, new_context
 from webworld.browser.tab import BrowserTab
 from webworld.errors import WebworldError
@@ -135,6 +136,7 @@ async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
                       progress: Progress | None = None) -> list[WorldStats]:
     """Verify every job's candidates with ``workers`` contexts of one Chromium."""
     config = config or ReplayConfig()
+    shots = screenshot_cache(config)
     sink = VerifySink(jobs, retry_failed=retry_failed)
     queue: asyncio.Queue[tuple[WorldJob, dict[str, Any]]] = asyncio.Queue()
     for item in sink.pending():
@@ -143,8 +145,8 @@ async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
         async with async_playwright() as pw, httpx.AsyncClient(timeout=10) as client:
             browser = await launch_browser(pw)
             try:
-                await asyncio.gather(*(_worker(browser, queue, client, config, sink, progress)
-                                       for _ in range(max(1, workers))))
+                await asyncio.gather(*(_worker(browser, queue, client, config, sink, progress,
+                                               shots) for _ in range(max(1, workers))))
             finally:
                 await browser.close()
     finally:
@@ -152,10 +154,16 @@ async def verify_jobs(jobs: list[WorldJob], *, workers: int = 4,
     return stats
 
 
+def screenshot_cache(config: ReplayConfig) -> ScreenshotCache | None:
+    """The run's screenshots by page (shared by its contexts), where the run takes them."""
+    return ScreenshotCache() if config.screenshots and config.reuse_screenshots else None
+
+
 async def _worker(browser: Browser, queue: asyncio.Queue, client: httpx.AsyncClient,
-                  config: ReplayConfig, sink: VerifySink, progress: Progress | None) -> None:
+                  config: ReplayConfig, sink: VerifySink, progress: Progress | None,
+                  shots: ScreenshotCache | None) -> None:
     context = await new_context(browser)
-    tab = await BrowserTab.open(context, config)
+    tab = await BrowserTab.open(context, config, shots=shots)
     truths: dict[str, Truth] = {}
     try:
         while not queue.empty():

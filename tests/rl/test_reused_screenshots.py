@@ -1,0 +1,68 @@
+"""A verify run captures each distinct page once (webworld.browser.capture.ScreenshotCache):
+every screenshot it reuses must show what a fresh capture shows, on a site that loads a page
+per action and on one that updates in place.
+
+"What it shows" allows Chromium's raster noise: the same page painted after a different
+history can differ by one level in a few antialiased edge pixels (measured: 4 pixels of a
+rounded button border, off by 1). A page shown from a wrong key differs in text or widgets:
+hundreds of pixels, by far more."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.rl.conftest import Built
+from webworld.browser.capture import ScreenshotCache
+from webworld.verify import runner
+from webworld.verify.replay import ReplayConfig
+
+
+def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatch
+            ) -> tuple[dict[str, bytes], list[ScreenshotCache]]:
+    """Verify a copy of ``built``'s candidates into ``out``: every step's PNG by its path,
+    and the run's screenshot cache (if it had one)."""
+    made: list[ScreenshotCache] = []
+    make = runner.screenshot_cache
+
+    def cache(config: ReplayConfig) -> ScreenshotCache | None:
+        found = make(config)
+        made.extend([found] if found else [])
+        return found
+    world = out / built.spec.id
+    world.mkdir(parents=True)
+    shutil.copy(built.trajectories / built.spec.id / "candidates.jsonl", world)
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "screenshot_cache", cache)
+        stats = runner.verify_worlds([built.site_dir], out, workers=2,
+                                     config=ReplayConfig(reuse_screenshots=reuse))
+    assert stats[0].failed == 0, stats[0].failures
+    return {str(p.relative_to(world)): p.read_bytes() for p in world.rglob("*.png")}, made
+
+
+def _raster_noise_only(a: bytes, b: bytes) -> bool:
+    """At most 0.01% of the pixels differ, none by more than 2 levels in a channel."""
+    if a == b:
+        return True
+    with Image.open(io.BytesIO(a)) as x, Image.open(io.BytesIO(b)) as y:
+        diff = np.abs(np.asarray(x.convert("RGB"), int) - np.asarray(y.convert("RGB"), int))
+    return diff.max() <= 2 and np.count_nonzero(diff.max(axis=2)) <= diff.shape[0] * diff.shape[1] // 10_000
+
+
+@pytest.mark.parametrize("name", ["flight", "lab_swap"])
+def test_a_reused_screenshot_is_the_bytes_a_capture_gives(name: str, tmp_path: Path,
+                                                         request: pytest.FixtureRequest,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    built: Built = request.getfixturevalue(name)
+    captured, none = _verify(built, tmp_path / "captured", False, monkeypatch)
+    reused, (cache,) = _verify(built, tmp_path / "reused", True, monkeypatch)
+    assert none == [] and cache.hits > 0  # the run did skip captures ...
+    assert sorted(reused) == sorted(captured)
+    differing = [path for path in captured if not _raster_noise_only(reused[path], captured[path])]
+    assert differing == [], differing     # ... and every step shows what it would have
+    assert cache.hits + cache.misses == len(captured)
