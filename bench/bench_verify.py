@@ -30,8 +30,9 @@ Playwright and Chromium, opening the contexts, replaying, closing):
      ``page.url`` string with the candidate's last page (no browser round trip): a sanity
      check that it did the work.
    * ``verifier``: ``verify_jobs`` with that many workers on fresh output folders (nothing
-     skipped): per gesture an observation (DOM walk + PNG screenshot of the viewport,
-     ``webworld.browser.capture.capture_png``, asked for at once), target resolution, the
+     skipped): per gesture an observation (DOM walk, a digest of what the pixels depend
+     on, and a PNG screenshot of the viewport, ``webworld.browser.capture.capture_png``,
+     unless the run's ``ScreenshotCache`` holds that page's already), target resolution, the
      action, and after every GUI step a ground-truth read over HTTP; records and
      screenshots written to disk.
 
@@ -43,15 +44,16 @@ Playwright and Chromium, opening the contexts, replaying, closing):
    Chromium, ``RUSAGE_CHILDREN``) / wall. On 2 cores the sum of both cannot exceed 200%.
    ``verifier / bare`` = verifier wall / bare wall at the same number of contexts (how many
    times longer the verifier takes; the verifier's rate is 1 / that of the bare one's).
-   One extra verifier row runs with ``ReplayConfig(screenshots=False)`` at 4 contexts:
+   Extra verifier rows: ``ReplayConfig(reuse_screenshots=False)`` at each number of
+   contexts (every step's screenshot captured, no cache: what the run's
+   ``ScreenshotCache`` saves) and ``ReplayConfig(screenshots=False)`` at 4 contexts:
    what screenshots cost. ``PNG MB``: the screenshots the run wrote. 1b: the speed-up
    from more contexts, and ``verifier rate / bare rate`` (= bare wall / verifier wall:
    the verifier's speed as a fraction of bare Playwright's).
 2. Where the time goes, 1 context (so time spans do not overlap): the bare script and the
    verifier run once more with timers. The verifier is timed by wrapping (in this process
-   only, restored afterwards) ``observe`` (split into its DOM walk and the screenshot,
-   ``BrowserTab.screenshot``, run one after the other here so each has a span, where the
-   untimed runs overlap them),
+   only, restored afterwards) ``observe`` (its DOM walk and pixels key; the capture of a
+   page not seen before, ``BrowserTab.screenshot``, has its own span),
    ``BrowserTab.act`` (the rules, scrolling, hit test and pointer moves), its gesture (per
    action name) and wait for a page load, ``BrowserTab.goto``, ``Replay._open / _resolve /
    _record``,
@@ -391,17 +393,18 @@ def instrumented(timers: Timers) -> Iterator[None]:
     Replay, Truth, Tab = replay_mod.Replay, replay_mod.Truth, tab_mod.BrowserTab
     methods = {name: getattr(Replay, name) for name in ("_open", "_resolve")}
     gesture, settle, goto, original_observe = Tab._gesture, Tab._settle, Tab.goto, Tab.observe
+    capture = Tab.screenshot
     record, state, reset, act = Replay._record, Truth.state, Truth.reset, Tab.act
 
     async def observe(self, *, screenshot=False):  # type: ignore[no-untyped-def]
-        # BrowserTab.observe() asks for the walk and the capture at once; here one after
-        # the other, so that each has its own span
-        with timers.span("observe: DOM walk (evaluate)"):
-            seen = await original_observe(self, screenshot=False)
-        if screenshot:
-            with timers.span("observe: screenshot (capture_png)"):
-                seen.screenshot = await self.screenshot()
-        return seen
+        # with the run's screenshot cache (the default) the walk and its pixels' key come
+        # first, then a capture only for a page not seen before: each has its own span
+        with timers.span("observe: DOM walk + pixels key (evaluate)"):
+            return await original_observe(self, screenshot=screenshot)
+
+    async def _capture(self):  # type: ignore[no-untyped-def]
+        with timers.span("observe: screenshot (capture_png, new pages)"):
+            return await capture(self)
 
     async def _act(self, action, seen):  # type: ignore[no-untyped-def]
         with timers.span("act: rules, scroll, hit test, pointer"):
@@ -449,7 +452,8 @@ def instrumented(timers: Timers) -> Iterator[None]:
 
     with ExitStack() as stack:
         for target, name, value in (
-                (Tab, "observe", observe), (replay_mod, "_write_images", write_images),
+                (Tab, "observe", observe), (Tab, "screenshot", _capture),
+                (replay_mod, "_write_images", write_images),
                 (runner_mod, "verify_candidate", verify_candidate),
                 (Tab, "act", _act), (Tab, "_gesture", _gesture), (Tab, "_settle", _settle),
                 (Tab, "goto", _goto), (Replay, "_open", _open),
@@ -760,12 +764,14 @@ def main(argv: list[str] | None = None) -> int:
             verifier_at[n] = bench.verifier(n)
             console.print(f"  {n} context(s): bare {bare_at[n].wall:.1f} s, "
                           f"verifier {verifier_at[n].wall:.1f} s")
-        no_shots = bench.verifier(SCREENSHOTS_OFF_CONTEXTS, ReplayConfig(screenshots=False),
-                                  note="screenshots off")
+        extra = [bench.verifier(n, ReplayConfig(reuse_screenshots=False),
+                                note="every screenshot captured") for n in mode["contexts"]]
+        extra.append(bench.verifier(SCREENSHOTS_OFF_CONTEXTS, ReplayConfig(screenshots=False),
+                                    note="screenshots off"))
         console.print(throughput_table([(bare_at[n], verifier_at[n]) for n in mode["contexts"]],
-                                       [no_shots], bare_at, verifier_at))
-        for run in [r for pair in zip(bare_at.values(), verifier_at.values()) for r in pair] + [
-                no_shots]:
+                                       extra, bare_at, verifier_at))
+        for run in [r for pair in zip(bare_at.values(), verifier_at.values()) for r in pair] + \
+                extra:
             for message in run.messages:
                 console.print(f"  failure in {run.label}, {run.contexts} context(s): {message}")
         console.print(scaling_table(bare_at, verifier_at))

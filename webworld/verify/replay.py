@@ -9,6 +9,7 @@ ends the replay with a classified :class:`Failure`; it is data, not an exception
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,17 +104,32 @@ class Replay:
         self.recorded: list[Recorded] = []
         self.sid = ""
         self.final: dict[str, Any] = {}  # the true state after the last step
+        self._check: asyncio.Future | None = None  # the truth check of the last step
 
     async def run(self) -> list[Recorded]:
         await self._open()
         expected = expected_states(self.candidate)
-        for k, step in enumerate(self.candidate["steps"]):
-            before = expected[k - 1] if k else self.candidate["start"]
-            for j, gui in enumerate(step["gui"]):
-                await self._perform(k, step, gui)
-                trigger = j == len(step["gui"]) - 1
-                await self._expect(expected[k] if trigger else before, step, gui)
+        try:
+            for k, step in enumerate(self.candidate["steps"]):
+                before = expected[k - 1] if k else self.candidate["start"]
+                for j, gui in enumerate(step["gui"]):
+                    await self._perform(k, step, gui)
+                    trigger = j == len(step["gui"]) - 1
+                    # the truth is read while the next page is observed; it is checked
+                    # before the next action (a mismatch stays this step's failure)
+                    self._check = asyncio.ensure_future(
+                        self._expect(expected[k] if trigger else before, step, gui))
+            await self._checked()
+        finally:
+            if self._check is not None:
+                self._check.cancel()
         return self.recorded
+
+    async def _checked(self) -> None:
+        """Wait for the last step's truth check (its Failure, if it failed)."""
+        check, self._check = self._check, None
+        if check is not None:
+            await check
 
     async def _open(self) -> None:
         await self.page.context.clear_cookies()
@@ -137,8 +153,13 @@ class Replay:
 
     async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any]) -> None:
         for gesture in gestures(self.spec, step["page"], gui):
-            seen = await self.tab.observe(screenshot=self.config.screenshots)
-            bid = await self._resolve(gesture, seen)
+            try:
+                seen = await self.tab.observe(screenshot=self.config.screenshots)
+                bid = await self._resolve(gesture, seen)
+            except Exception:
+                await self._checked()  # the last step's mismatch, if any, is the cause
+                raise
+            await self._checked()
             action = BrowserAction(gesture.action, bid, gesture.arg)
             self._record(k, step, gui, action, seen)
             try:
