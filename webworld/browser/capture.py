@@ -31,8 +31,10 @@ training worlds of experiments/learning.py 28% of the step screenshots were dist
 (:data:`PIXELS_KEY_JS`: the DOM, the controls' live values, scroll offsets, focus, hover,
 selection, viewport), so a page seen before is not captured again. Pages whose pixels
 could depend on more (animations running, media, canvas, frames, images loading) get no
-key and are always captured; tests/browser/test_capture.py checks that a verify run gives
-the same bytes with the cache and without.
+key and are always captured. tests/rl/test_reused_screenshots.py verifies a world with the
+cache and without: every reused screenshot shows what a fresh capture shows (up to
+Chromium's raster noise: the same page painted after another history can differ by one
+level in a few antialiased pixels).
 """
 
 from __future__ import annotations

@@ -121,8 +121,9 @@ class Replay:
                         self._expect(expected[k] if trigger else before, step, gui))
             await self._checked()
         finally:
-            if self._check is not None:
+            if self._check is not None:  # the run was cancelled: drop the check's answer
                 self._check.cancel()
+                self._check.add_done_callback(lambda t: t.cancelled() or t.exception())
         return self.recorded
 
     async def _checked(self) -> None:
