@@ -57,7 +57,7 @@ def _raster_noise_only(a: bytes, b: bytes) -> bool:
 # the swap lab has every widget and both ways of reading a page (after a load, and after a
 # swap in settle); the shipped flight world on a navigate site runs with -m slow
 @pytest.mark.parametrize("name", ["lab_swap", pytest.param("flight", marks=pytest.mark.slow)])
-def test_a_reused_screenshot_is_the_bytes_a_capture_gives(name: str, tmp_path: Path,
+def test_a_reused_screenshot_shows_what_a_capture_shows(name: str, tmp_path: Path,
                                                          request: pytest.FixtureRequest,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     built: Built = request.getfixturevalue(name)
