@@ -58,8 +58,8 @@ def _raster_noise_only(a: bytes, b: bytes) -> bool:
 # swap in settle); the shipped flight world on a navigate site runs with -m slow
 @pytest.mark.parametrize("name", ["lab_swap", pytest.param("flight", marks=pytest.mark.slow)])
 def test_a_reused_screenshot_shows_what_a_capture_shows(name: str, tmp_path: Path,
-                                                         request: pytest.FixtureRequest,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                       request: pytest.FixtureRequest,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     built: Built = request.getfixturevalue(name)
     captured, none = _verify(built, tmp_path / "captured", False, monkeypatch)
     reused, (cache,) = _verify(built, tmp_path / "reused", True, monkeypatch)
