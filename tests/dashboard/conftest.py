@@ -77,7 +77,7 @@ def _make(root: Path) -> None:
     export_dataset(root / "trajectories", root / "datasets" / "webworld")
     runner = CliRunner()
     for args in (["--policy", "oracle", "--traces", "1", "--out", str(root / "runs" / "oracle.jsonl")],
-                 ["--policy", "random", "--fast", "--out", str(root / "runs" / "random.jsonl")]):
+                 ["--policy", "random", "--out", str(root / "runs" / "random.jsonl")]):
         result = runner.invoke(app, ["eval", "--suite", str(root), "-n", "1", *args])
         assert result.exit_code == 0, result.output
     for name, slope in (("gspo-demo", 0.1), ("vespo-demo", 0.2)):
