@@ -93,5 +93,6 @@ def flight_swap(tmp_path_factory: pytest.TempPathFactory) -> Built:
     spec = load_spec(SHIPPED / "flight_booking_easy_s0.json").model_copy(
         update={"transition": "swap"})
     config = ExploreConfig(max_instances=1, max_shortest=1, max_longer=0)
-    return Built(shared(tmp_path_factory, "flight-swap", lambda root: build(root, spec, config)),
-                 spec)
+    # only the live env plays it: no fast-env snapshot (about a minute of Chromium)
+    return Built(shared(tmp_path_factory, "flight-swap",
+                        lambda root: build(root, spec, config, snapshot=False)), spec)
