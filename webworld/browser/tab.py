@@ -212,16 +212,15 @@ class BrowserTab:
                 image = await self.screenshot()
                 self.shots.put(read["key"], image)
             return read["rows"], image
-        walk = self._call("walk", {"skip": self.skip}) if read is None else None
-        if not screenshot:
-            return (await walk if walk is not None else read["rows"]), None
-        if walk is None:
-            return read["rows"], await self.screenshot()
-        found, image = await asyncio.gather(walk, self.screenshot(), return_exceptions=True)
+        if read is not None or not screenshot:
+            read = read or await self._call("read", self._read_options())
+            return read["rows"], await self.screenshot() if screenshot else None
+        found, image = await asyncio.gather(self._call("read", self._read_options()),
+                                            self.screenshot(), return_exceptions=True)
         for outcome in (found, image):  # the walk's failure first: it may be a page load
             if isinstance(outcome, BaseException):
                 raise outcome
-        return found, image
+        return found["rows"], image
 
     def _read_options(self) -> dict[str, Any]:
         """What the page library's read and settle take: with a cache, the pixels' key too."""
