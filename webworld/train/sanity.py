@@ -105,9 +105,12 @@ def format_warm_start(worlds: Path, out: Path, *, model: str = "tiny", steps: in
     pad = tokenizer.pad_token_id
     policy.train()
     for _ in range(steps):
-        chosen = rng.choice(len(examples), size=batch_size).tolist()
+        # A drawn batch repeats examples when there are few (a board has one per button):
+        # each distinct one runs once, weighted by its draws, which is the same loss.
+        chosen, draws = np.unique(rng.choice(len(examples), size=batch_size), return_counts=True)
         batch = turn_batch([EpisodeRecord("", 0, 0, 0, [examples[i]]) for i in chosen], pad)
-        loss = -reply_logps(policy, batch).mean()
+        weights = torch.as_tensor(draws, dtype=torch.float32)[batch.rows]
+        loss = -(reply_logps(policy, batch) * weights).sum() / weights.sum()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
