@@ -52,6 +52,10 @@ TRUTH_SESSION_URL = "{base}/__truth/session"  # POST ?page=<page>: a new session
 HEALTH_URL = "{base}/__health"
 SESSION_COOKIE = "ww_session"
 TOKEN_HEADER = "Authorization"
+# site.js's swap: an action sent with SWAP_HEADER is answered with the next page itself
+# (its URL in SWAP_URL_HEADER) instead of a redirect to it: one request, not two
+SWAP_HEADER = "X-WW-Swap"
+SWAP_URL_HEADER = "X-WW-URL"
 
 # --- DOM -------------------------------------------------------------------------------------
 ELEMENT_ATTR = "data-ww-id"

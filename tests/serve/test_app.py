@@ -91,6 +91,28 @@ def test_guard_violation_re_renders_with_message_and_keeps_state(served) -> None
     assert truth(base, sid).json() == before
 
 
+def test_a_swap_action_is_answered_with_the_page_a_redirect_leads_to(served) -> None:
+    """site.js's swap marks its request: one answer, the very page (its refusal message
+    once) a plain submit reaches through the redirect, and where that page lives."""
+    base, world = served
+    page, action, form, _ = guarded_refusal(world)
+    headers = {contract.TOKEN_HEADER: f"Bearer {TOKEN}"}
+    answers = []
+    for swap in (False, True):
+        client, sid = open_session(base)
+        httpx.post(contract.TRUTH_RESET_URL.format(base=base), params={"session": sid,
+                   "page": page}, headers=headers, timeout=10).raise_for_status()
+        url = contract.ACTION_URL.format(base=base, action=action.id)
+        answer = client.post(url, data=form, headers={contract.SWAP_HEADER: "1"} if swap else {})
+        answers.append(answer)
+        again = client.get(f"{base}/")  # the message was shown once: it is gone
+        assert 'role="alert"' not in again.text
+    plain, swapped = answers
+    assert [r.status_code for r in plain.history] == [303] and not swapped.history
+    assert swapped.text == plain.text and 'role="alert"' in swapped.text
+    assert swapped.headers[contract.SWAP_URL_HEADER] == plain.url.path
+
+
 def test_overlay_blocks_the_page_until_answered(served) -> None:
     base, world = served
     client, sid = open_session(base)

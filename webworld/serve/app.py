@@ -136,10 +136,7 @@ def _add_site_routes(app: FastAPI, world: World) -> None:
             return _redirect(f"{base_of(request)}/", None)
         if session.state.page != page_id:
             return _redirect(page_url(request, session.state.page))
-        error, session.flash = session.flash, None
-        body = render_page(world.site, world.env, world.machine, session.state,
-                           base=base_of(request), error=error)
-        return HTMLResponse(body)
+        return _current_page(world, session, request)
 
     @app.api_route("/act/{action_id}", methods=["GET", "POST"])
     async def act(action_id: str, request: Request) -> Response:
@@ -169,7 +166,19 @@ async def _act(world: World, action_id: str, request: Request) -> Response:
     if handled.status == 405:
         raise HTTPException(405, f"Action {action_id!r} takes form data; submit its form.")
     session.state, session.flash = handled.state, handled.flash
+    if request.headers.get(contract.SWAP_HEADER):  # what the redirect's GET would answer
+        return _current_page(world, session, request,
+                             {contract.SWAP_URL_HEADER: page_url(request, session.state.page)})
     return _redirect(page_url(request, session.state.page))
+
+
+def _current_page(world: World, session: Session, request: Request,
+                  headers: dict[str, str] | None = None) -> HTMLResponse:
+    """The session's page, with the message of a refused action once (then it is gone)."""
+    error, session.flash = session.flash, None
+    body = render_page(world.site, world.env, world.machine, session.state,
+                       base=base_of(request), error=error)
+    return HTMLResponse(body, headers=headers)
 
 
 def _add_truth_routes(app: FastAPI, world: World) -> None:

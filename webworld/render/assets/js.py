@@ -7,8 +7,9 @@ keeps mirrored inputs in sync. No eval, no inline code: it works under ``default
 
 On a site whose body says ``data-ww-transition="swap"`` it also moves between pages without a
 page load: an action's form (or a link to an action) is sent with ``fetch`` to the very URL a
-submit would use, the server answers as it always does (a redirect to the next page, whose HTML
-``fetch`` follows), and the script puts that page's body and title in place, records its URL with
+submit would use, marked with the ``X-WW-Swap`` header: the server answers with the next page
+itself and its URL in ``X-WW-URL`` (a plain submit gets a redirect to that URL: one request
+instead of two). The script puts that page's body and title in place, records its URL with
 ``history`` (back and reload work: they ask the server again), moves the focus to the page's
 heading and announces the page in a live region. While a swap is under way ``<html>`` carries
 ``data-ww-busy``; when it ends the script sets ``window.__wwSwap`` (the status, or the error
@@ -239,9 +240,11 @@ SITE_JS = r"""/* webworld site script: trigger widgets submit their action's for
   function swap(url, init, push) {
     document.documentElement.setAttribute("data-ww-busy", "");
     init.credentials = "same-origin";
+    init.headers = {"X-WW-Swap": "1"};  /* an action answers with its next page, no redirect */
     window.fetch(url, init).then(function (response) {
       return response.text().then(function (html) {
-        showPage(html, response.url || url, push);
+        var moved = response.headers.get("X-WW-URL");
+        showPage(html, moved ? new URL(moved, location.href).href : (response.url || url), push);
         settle({status: response.status, url: location.href});
       });
     }).catch(function (err) {
