@@ -130,13 +130,19 @@ def test_killed_run_resumes_without_loss_or_duplicates(world: World) -> None:
     assert stats[0].skipped == 2
 
 
-def _stop_part_way(cmd: list[str], verified: Path, how: signal.Signals) -> subprocess.Popen:
-    """Run ``cmd`` and send it ``how`` once three more trajectories have verified."""
-    wanted = len(records(verified)) + 3 if verified.exists() else 3
+def _outcomes(world_dir: Path) -> int:
+    """Candidates recorded so far, verified or failed (a loaded machine fails a few)."""
+    files = [world_dir / "verified.jsonl", world_dir / "failures.jsonl"]
+    return sum(f.read_text().count("\n") for f in files if f.exists())
+
+
+def _stop_part_way(cmd: list[str], world_dir: Path, how: signal.Signals) -> subprocess.Popen:
+    """Run ``cmd`` and send it ``how`` once three more candidates have been recorded."""
+    wanted = _outcomes(world_dir) + 3
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if verified.exists() and verified.read_text().count("\n") >= wanted:
+        if _outcomes(world_dir) >= wanted:
             proc.send_signal(how)
             break
         time.sleep(0.05)
@@ -151,12 +157,13 @@ def test_real_kill_mid_run_then_resume(tmp_path: Path) -> None:
     cmd = [str(exe), "verify", "--sites", str(tmp_path / "sites"), "--trajectories",
            str(world.traj_root), "--workers", "2"]
     verified = world.world_dir / "verified.jsonl"
-    interrupted = _stop_part_way(cmd, verified, signal.SIGINT)
-    assert interrupted.returncode == 130, "the run ended before Ctrl-C, or ignored it"
+    interrupted = _stop_part_way(cmd, world.world_dir, signal.SIGINT)
     said = interrupted.stderr.read()
+    assert interrupted.returncode == 130, ("the run ended before Ctrl-C, or ignored it "
+                                           f"({_outcomes(world.world_dir)} recorded)", said[-800:])
     assert "stopped by Ctrl-C" in said and "Traceback" not in said, said
-    assert len(records(verified)) < len(world.explored.candidates)
-    killed = _stop_part_way(cmd, verified, signal.SIGKILL)
+    assert _outcomes(world.world_dir) < len(world.explored.candidates)
+    killed = _stop_part_way(cmd, world.world_dir, signal.SIGKILL)
     assert killed.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     before = {r["id"] for r in records(verified)}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
