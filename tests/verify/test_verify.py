@@ -139,7 +139,10 @@ def _outcomes(world_dir: Path) -> int:
 def _stop_part_way(cmd: list[str], world_dir: Path, how: signal.Signals) -> subprocess.Popen:
     """Run ``cmd`` and send it ``how`` once three more candidates have been recorded."""
     wanted = _outcomes(world_dir) + 3
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # as a terminal starts it: an xdist worker ignores SIGINT, and its children would inherit
+    # that (Python then installs no Ctrl-C handler at all)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if _outcomes(world_dir) >= wanted:
