@@ -205,16 +205,20 @@ class BrowserTab:
         cache, the screenshot of a page seen before is the cached one; without, the two
         are asked for at once: the walk only marks elements with ids, which changes no
         pixel, so the capture's frame is the same whichever of the two the page runs first."""
-        if screenshot and self.shots is not None:
-            read = read or await self._call("read", self._read_options())
-            image = self.shots.get(read["key"])
-            if image is None:
-                image = await self.screenshot()
+        if read is None and screenshot and self.shots is None:
+            return await self._read_with_capture()
+        read = read or await self._call("read", self._read_options())
+        if not screenshot:
+            return read["rows"], None
+        image = self.shots.get(read["key"]) if self.shots is not None else None
+        if image is None:
+            image = await self.screenshot()
+            if self.shots is not None:
                 self.shots.put(read["key"], image)
-            return read["rows"], image
-        if read is not None or not screenshot:
-            read = read or await self._call("read", self._read_options())
-            return read["rows"], await self.screenshot() if screenshot else None
+        return read["rows"], image
+
+    async def _read_with_capture(self) -> tuple[list, bytes]:
+        """The rows and a fresh screenshot, asked for at once."""
         found, image = await asyncio.gather(self._call("read", self._read_options()),
                                             self.screenshot(), return_exceptions=True)
         for outcome in (found, image):  # the walk's failure first: it may be a page load
