@@ -45,13 +45,18 @@ def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatc
     return {str(p.relative_to(world)): p.read_bytes() for p in world.rglob("*.png")}, made
 
 
-def _raster_noise_only(a: bytes, b: bytes) -> bool:
-    """At most 0.01% of the pixels differ, none by more than 2 levels in a channel."""
+def _difference(a: bytes, b: bytes) -> str | None:
+    """None for raster noise (at most 0.01% of the pixels differ, none by more than 2 levels
+    in a channel); else what differs: how many pixels, by how much, where (x0, y0, x1, y1)."""
     if a == b:
-        return True
+        return None
     with Image.open(io.BytesIO(a)) as x, Image.open(io.BytesIO(b)) as y:
-        diff = np.abs(np.asarray(x.convert("RGB"), int) - np.asarray(y.convert("RGB"), int))
-    return diff.max() <= 2 and np.count_nonzero(diff.max(axis=2)) <= diff.shape[0] * diff.shape[1] // 10_000
+        diff = np.abs(np.asarray(x.convert("RGB"), int) - np.asarray(y.convert("RGB"), int)).max(axis=2)
+    changed = np.nonzero(diff)
+    if diff.max() <= 2 and len(changed[0]) <= diff.size // 10_000:
+        return None
+    box = (changed[1].min(), changed[0].min(), changed[1].max(), changed[0].max())
+    return f"{len(changed[0])} pixels, up to {diff.max()} levels, in {tuple(map(int, box))}"
 
 
 # the swap lab has every widget and both ways of reading a page (after a load, and after a
@@ -65,6 +70,7 @@ def test_a_reused_screenshot_shows_what_a_capture_shows(name: str, tmp_path: Pat
     reused, (cache,) = _verify(built, tmp_path / "reused", True, monkeypatch)
     assert none == [] and cache.hits > 0  # the run did skip captures ...
     assert sorted(reused) == sorted(captured)
-    differing = [path for path in captured if not _raster_noise_only(reused[path], captured[path])]
-    assert differing == [], differing     # ... and every step shows what it would have
+    differing = {path: _difference(reused[path], captured[path]) for path in captured}
+    differing = {path: what for path, what in differing.items() if what}
+    assert differing == {}, differing     # ... and every step shows what it would have
     assert cache.hits + cache.misses == len(captured)
