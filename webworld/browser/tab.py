@@ -22,6 +22,7 @@ does not load raises :class:`NavigationError`.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,12 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
   };
 })();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS)) \
     .replace("PIXELS_KEY", PIXELS_KEY_JS.strip())
+
+
+# The answer comes back as one JSON string: Playwright's client checks a structured result
+# value by value against its protocol, which cost more Python CPU than anything else in a
+# step (a page's rows are thousands of values); json.loads reads the string in C.
+_CALL_JS = "async ([n, a]) => window.__ww ? JSON.stringify({v: await window.__ww[n](a)}) : null"
 
 
 class NavigationError(WebworldError):
@@ -235,13 +242,11 @@ class BrowserTab:
         library is installed first. A page that does not answer in time (one going away
         under a page load that Chromium froze rather than ended) raises
         :class:`PageGone`: evaluate itself has no deadline."""
-        found = await self._evaluate(
-            "async ([n, a]) => window.__ww ? {v: await window.__ww[n](a)} : null", [name, arg])
+        found = await self._evaluate(_CALL_JS, [name, arg])
         if found is None:
             await self._evaluate(PAGE_LIBRARY_JS, None)
-            found = await self._evaluate("async ([n, a]) => ({v: await window.__ww[n](a)})",
-                                         [name, arg])
-        return found.get("v")
+            found = await self._evaluate(_CALL_JS, [name, arg])
+        return json.loads(found).get("v")
 
     async def _evaluate(self, script: str, arg: Any) -> Any:
         try:
