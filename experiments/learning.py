@@ -25,6 +25,7 @@ from stages import ROOT, Stages, rel  # noqa: E402
 
 DOCS = ROOT / "docs"
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
+TURNS_SAMPLE = 160  # recorded turns a per-turn eval asks (seeded), about 10 min on 2 cores
 
 # Training worlds: the held-out suite's profiles and UI-pattern mix (the procedural proposer at
 # other seeds), never its archetypes (coworking, government_form, pet_adoption) nor its seeds
@@ -169,6 +170,17 @@ class Evals:
         return out
 
 
+    def turns(self, name: str, chats: Path, policy: str) -> Path:
+        """Per-turn accuracy on a sample of recorded turns (`webworld eval turns`)."""
+        out = self.work / "eval" / f"turns-{name}.json"
+        if self.quick and policy == "hf:smollm2":
+            return out  # the real weights are too slow for a smoke run
+        self.stages.run(f"eval turns-{name}", ["eval", "turns", rel(chats), "--policy", policy,
+                                               "-n", "8" if self.quick else str(TURNS_SAMPLE),
+                                               "--seed", "0", "--out", rel(out)], out)
+        return out
+
+
 def zero_shot_mode(policy: str) -> list[str]:
     """The untrained model reads compact pages too (a trained one remembers its mode)."""
     return ["--observation", "compact"] if policy == "hf:smollm2" else []
@@ -207,6 +219,10 @@ def main() -> None:
     stages.run("SFT", ["train", "sft", "--data", rel(data), "--model", model, "--out", rel(sft),
                        *(["--max-steps", "4"] if args.quick else [])], sft / "model")
     evals = Evals(stages, work, args.quick)
+    sft_policy = f"hf:{rel(sft / 'model')}"
+    for name, split, policy in (("sft", "validation", sft_policy), ("sft-train", "train", sft_policy),
+                                ("zero-shot", "validation", "hf:smollm2")):
+        evals.turns(name, data / "sft" / f"{split}.jsonl", policy)
     for policy in ("random", "oracle"):
         evals.run(f"heldout-{policy}", "heldout", policy)
     evals.run("heldout-sft", "heldout", f"hf:{rel(sft / 'model')}")
@@ -282,6 +298,31 @@ def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[
         return [f"{len({r['task'] for r in records if r['success']})}/{len(tasks)}"]
     header = ["policy", "episodes", f"{what} [95% CI]", "tasks with a success", "failure reasons"]
     return policy_rows(work, policies, header, solved)
+
+
+def turn_rows(work: Path) -> list[str]:
+    """Per-turn accuracy per policy and split, overall and by what the answer needs."""
+    import json
+
+    from webworld.eval.results import Rate
+    from webworld.eval.turns import KINDS
+
+    rows = ["| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
+            + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS))]
+    for label, name, split in (("SmolLM2 zero shot", "zero-shot", "validation worlds"),
+                               ("after SFT", "sft", "validation worlds"),
+                               ("after SFT", "sft-train", "training worlds")):
+        path = work / "eval" / f"turns-{name}.json"
+        if not path.is_file():
+            rows.append(f"| {label} | {split} | not run yet |" + " |" * (2 + len(KINDS)))
+            continue
+        got = json.loads(path.read_text())
+        kinds = [Rate(k, n, right).shown() if n else "-" for k, (right, n) in
+                 ((k, got["by_kind"][k]) for k in KINDS)]
+        rows.append(f"| {label} | {split} | {got['turns']} | "
+                    f"{Rate(name, got['turns'], got['correct']).shown()} | "
+                    f"{got['well_formed']}/{got['turns']} | " + " | ".join(kinds) + " |")
+    return rows
 
 
 def seed_interval(values: list[float]) -> str:
@@ -382,6 +423,13 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "trained (0: all), train loss "
         f"{sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
         f"{', '.join(f'{v:.3f}' for v in sft.get('validation_losses', [])) or '-'}.", "",
+        "## Per turn", "",
+        f"{TURNS_SAMPLE} recorded turns of the compact export (seed 0), each asked with its "
+        "verified history (`webworld eval turns`): does the greedy answer equal the recorded "
+        "action? `value`: the action carries text, an option or a number; `named`: a click "
+        "or hover on an element the task names; `unnamed`: one it does not (a banner, a "
+        "menu, a next button).", "",
+        *turn_rows(work), "",
         "## Held-out worlds", "",
         *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
                               ("SmolLM2 zero shot", "heldout-zero-shot"),

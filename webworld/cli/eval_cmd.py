@@ -161,3 +161,46 @@ def heldout_cmd(
             table.add_row(w.id, w.kind, w.theme, w.profile, str(w.seed), w.look)
     out.print(table)
     out.print(f"specs: {made.specs}/  sites: {made.sites}/  tasks: {made.trajectories}/")
+
+
+@eval_app.command("turns")
+@reports_errors
+def turns_cmd(
+    data: Path = typer.Argument(..., help="An SFT export's chats (e.g. DATA/sft/validation.jsonl)."),
+    policy: str = typer.Option(..., "--policy", "-p", help="hf:PATH (hf:smollm2) or openai:MODEL."),
+    sample: int = typer.Option(None, "--sample", "-n", min=1, help="Score this many turns, drawn "
+                                                                    "with --seed (default: all)."),
+    seed: int = typer.Option(0, "--seed"),
+    results: Path = typer.Option(None, "--out", "-o", help="Also write the scores as JSON here."),
+    device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda."),
+    base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
+    budget: float = LLMBudget,
+) -> None:
+    """Per-turn accuracy: how often the policy answers a recorded turn with its action."""
+    from webworld.eval.policies import make_eval_policy
+    from webworld.eval.results import Rate
+    from webworld.eval.turns import read_turns, score_turns
+    from webworld.fsio import atomic_write_json
+
+    if not data.is_file():
+        raise UsageError("no such file", str(data))
+    if not policy.startswith(("hf:", "openai:")):
+        raise UsageError(f"eval turns scores a model: hf:PATH or openai:MODEL, not {policy!r}")
+    chats = read_turns(data, sample, seed)
+    chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
+                              config_file=config_file, budget_usd=budget)
+    try:
+        with _progress() as progress:
+            bar = progress.add_task("turns", total=len(chats))
+            scores = score_turns(chosen, chats, progress=lambda n: progress.advance(bar, n))
+    finally:
+        chosen.close()
+    table = Table("turns", "count", "answered as recorded [95% CI]", title=f"{policy} on {data}")
+    for kind, (right, total) in [("all", [scores.correct, scores.turns]),
+                                 *scores.by_kind.items()]:
+        table.add_row(kind, str(total), Rate(kind, total, right).shown() if total else "-")
+    out.print(table)
+    out.print(f"well-formed actions: {scores.well_formed}/{scores.turns}")
+    if results is not None:
+        atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
+                                    **scores.as_dict()})

@@ -1,0 +1,72 @@
+"""`webworld eval turns`: per-turn accuracy of a model on recorded turns, against a real
+OpenAI-compatible endpoint on loopback that answers some turns as recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.agents.scripted_llm import Reply, Script, create_scripted_app
+from webworld.cli.main import app
+from webworld.data.prompting import assistant_message, prompt_messages
+from webworld.eval.turns import turn_kind
+from webworld.serve.runner import LiveServer
+
+runner = CliRunner()
+
+PAGE = ("RootWebArea 'Shop'\n[1] button 'Accept all cookies'\n[2] link 'Studios'\n"
+        "[3] link 'Hot desks'\n[4] textbox 'Email', value=''\n[5] combobox 'Size', value='S'")
+TASK = "Book a room in the Studios section for ada@example.com in size M."
+
+
+def _chat(action: str, turn: int = 0) -> list[dict[str, str]]:
+    return [*prompt_messages(TASK, PAGE, f"https://shop.webworld.test/?turn={turn}", []),
+            {"role": "assistant", "content": assistant_message("Next.", action)}]
+
+
+def test_a_turn_is_split_by_what_its_answer_needs() -> None:
+    user = _chat("click('1')")[1]["content"]
+    assert turn_kind(user, "click('2')") == "named"        # 'Studios' is in the task
+    assert turn_kind(user, "click('3')") == "unnamed"      # 'Hot desks' is not
+    assert turn_kind(user, "click('1')") == "unnamed"      # the cookie banner
+    assert turn_kind(user, "fill('4', 'ada@example.com')") == "value"
+    assert turn_kind(user, "select_option('5', 'M')") == "value"
+
+
+def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: Path) -> None:
+    recorded = ["click('2')", "click('1')", "fill('4', 'ada@example.com')", "click('3')",
+                "select_option('5', 'M')", "click('2')"]
+    data = tmp_path / "validation.jsonl"
+    chats = [_chat(a, i) for i, a in enumerate(recorded)]
+    data.write_text("".join(json.dumps({"messages": c}) + "\n" for c in chats))
+    # the endpoint answers by the recorded action: right, wrong id, wrong value or no action
+    answers = {"click('2')": "Thought: go\nAction: click('2')",
+               "click('1')": "Thought: go\nAction: click('3')",
+               "fill('4', 'ada@example.com')": "Thought: type\nAction: fill('4', 'ada')",
+               "click('3')": "I do not know",
+               "select_option('5', 'M')": "Thought: pick\nAction: select_option('5', 'M')"}
+    by_prompt = {c[1]["content"]: answers[a] for c, a in zip(chats, recorded, strict=True)}
+    script = Script(responder=lambda body: Reply(by_prompt[body["messages"][-1]["content"]]))
+    config = tmp_path / "webworld.toml"
+    config.write_text(f'[llm]\nmax_retries = 0\ncache_dir = "{tmp_path / "cache"}"\n')
+    with LiveServer(create_scripted_app(script)) as server:
+        result = runner.invoke(app, ["eval", "turns", str(data), "--policy", "openai:scripted-model",
+                                     "--out", str(tmp_path / "scores.json"),
+                                     "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
+                                     "--llm-config", str(config)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert (scores["turns"], scores["correct"], scores["well_formed"]) == (6, 3, 5)
+    assert scores["by_kind"] == {"value": [1, 2], "named": [2, 2], "unnamed": [0, 2]}
+    assert "answered as recorded" in result.output
+
+
+def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text(json.dumps({"messages": _chat("click('1')")}) + "\n" + '{"text": "hi"}\n')
+    result = runner.invoke(app, ["eval", "turns", str(data), "--policy", "hf:/no/such/model"])
+    assert result.exit_code != 0
+    assert "bad.jsonl" in result.output and "line 2" in result.output
+    assert "Traceback" not in result.output
