@@ -342,14 +342,14 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
             " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
     if sft:
         rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
-        rows.append(f"| after SFT | {rate.shown()} |" + " |" * len(seeds))
+        rows.append(f"| after SFT | {rate.shown()} of {rate.episodes} |" + " |" * len(seeds))
     for reward in REWARDS:
         shown, values = [], []
         for seed in seeds:
             records = read_results(work / "eval" / f"train-rl-{reward}-s{seed}.jsonl")
             if records:
                 rate = Rate(reward, len(records), sum(r["success"] for r in records))
-                shown.append(rate.shown())
+                shown.append(f"{rate.shown()} of {rate.episodes}")
                 values.append(rate.rate)
             else:
                 shown.append("not run yet")
