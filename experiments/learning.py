@@ -225,11 +225,11 @@ def main() -> None:
         evals.turns(name, data / "sft" / f"{split}.jsonl", policy)
     for policy in ("random", "oracle"):
         evals.run(f"heldout-{policy}", "heldout", policy)
-    evals.run("heldout-sft", "heldout", f"hf:{rel(sft / 'model')}")
+    evals.run("heldout-sft", "heldout", sft_policy)
     if args.until == "sft":
         return
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
-    evals.run("train-sft", rel(train_worlds), f"hf:{rel(sft / 'model')}", "--fast")
+    evals.run("train-sft", rel(train_worlds), sft_policy, "--fast")
     for seed in args.seeds:
         for reward in REWARDS:
             run = work / f"rl-{reward}-s{seed}"
@@ -251,7 +251,7 @@ def main() -> None:
     if args.until == "rl":
         return write_doc(args, work, stages)
     best = f"hf:{rel(work / f'rl-progress-s{args.seeds[0]}' / 'model')}"
-    for name, policy in (("random", "random"), ("sft", f"hf:{rel(sft / 'model')}"),
+    for name, policy in (("random", "random"), ("sft", sft_policy),
                          ("rl-progress", best), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))

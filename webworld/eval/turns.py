@@ -105,9 +105,7 @@ def score_turns(policy: Any, chats: list[list[dict[str, str]]], batch: int = 8,
         part = chats[start:start + batch]
         replies = policy.act({i: RecordedTurn({}, {}, prompt=c[:2]) for i, c in enumerate(part)})
         for i, chat in enumerate(part):
-            recorded = parse_reply(chat[2]["content"])
-            if recorded is None:
-                raise UsageError(f"a recorded reply is not an action: {chat[2]['content']!r}")
+            recorded = parse_reply(chat[2]["content"]) or chat[2]["content"]
             scores.add(turn_kind(chat[1]["content"], recorded), parse_reply(replies[i].text),
                        recorded)
         if progress is not None:
