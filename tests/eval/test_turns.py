@@ -61,6 +61,13 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
     assert (scores["turns"], scores["correct"], scores["well_formed"]) == (6, 3, 5)
     assert scores["by_kind"] == {"value": [1, 2], "named": [2, 2], "unnamed": [0, 2]}
     assert "answered as recorded" in result.output
+    # each miss names the task and both elements, so a reader sees what was confused
+    misses = {m["recorded"]: m for m in scores["misses"]}
+    assert sorted(misses) == ["click('1')", "click('3')", "fill('4', 'ada@example.com')"]
+    assert misses["click('1')"]["answered"] == "click('3')"
+    assert misses["click('1')"]["recorded_element"] == "[1] button 'Accept all cookies'"
+    assert misses["click('1')"]["answered_element"] == "[3] link 'Hot desks'"
+    assert misses["click('3')"]["answered"] is None and TASK in misses["click('3')"]["task"]
 
 
 def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path) -> None:

@@ -46,17 +46,22 @@ class TurnScores:
     correct: int = 0
     well_formed: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
+    misses: list[dict[str, str | None]] = field(default_factory=list)
 
-    def add(self, kind: str, answer: str | None, recorded: str) -> None:
+    def add(self, kind: str, answer: str | None, recorded: str, user: str = "") -> None:
         self.turns += 1
         self.well_formed += answer is not None
         self.correct += answer == recorded
         self.by_kind[kind][0] += answer == recorded
         self.by_kind[kind][1] += 1
+        if answer != recorded:  # what a reader needs to see why: the task and both elements
+            self.misses.append({"kind": kind, "task": user.split("\n", 1)[0],
+                                "recorded": recorded, "recorded_element": element_line(user, recorded),
+                                "answered": answer, "answered_element": element_line(user, answer)})
 
     def as_dict(self) -> dict[str, Any]:
         return {"turns": self.turns, "correct": self.correct, "well_formed": self.well_formed,
-                "by_kind": self.by_kind}
+                "by_kind": self.by_kind, "misses": self.misses}
 
 
 def read_turns(path: Path, sample: int | None, seed: int) -> list[list[dict[str, str]]]:
@@ -80,6 +85,16 @@ def read_turns(path: Path, sample: int | None, seed: int) -> list[list[dict[str,
     return chats
 
 
+def element_line(user: str, answer: str | None) -> str | None:
+    """The page line (of the user message) of the element ``answer`` acts on, if any."""
+    action = parse_call(answer) if answer else None
+    if action is None:
+        return None
+    marker = f"[{action.bid}] "
+    return next((line.strip() for line in user.splitlines()
+                 if line.lstrip().startswith(marker)), None)
+
+
 def turn_kind(user: str, recorded: str) -> str:
     """``value``, ``named`` or ``unnamed`` (see the module doc) for the recorded action of a
     turn whose user message is ``user``."""
@@ -88,13 +103,9 @@ def turn_kind(user: str, recorded: str) -> str:
         raise UsageError(f"a recorded reply is not an action: {recorded!r}")
     if action.arg is not None:
         return "value"
-    task = user.split("\n", 1)[0].lower()
-    marker = f"[{action.bid}] "
-    for line in user.splitlines():
-        if line.lstrip().startswith(marker):
-            name = parse_line(line)[3]
-            return "named" if name and name.lower() in task else "unnamed"
-    return "unnamed"
+    line = element_line(user, recorded)
+    name = parse_line(line)[3] if line else None
+    return "named" if name and name.lower() in user.split("\n", 1)[0].lower() else "unnamed"
 
 
 def score_turns(policy: Any, chats: list[list[dict[str, str]]], batch: int = 8,
@@ -106,8 +117,8 @@ def score_turns(policy: Any, chats: list[list[dict[str, str]]], batch: int = 8,
         replies = policy.act({i: RecordedTurn({}, {}, prompt=c[:2]) for i, c in enumerate(part)})
         for i, chat in enumerate(part):
             recorded = parse_reply(chat[2]["content"]) or chat[2]["content"]
-            scores.add(turn_kind(chat[1]["content"], recorded), parse_reply(replies[i].text),
-                       recorded)
+            user = chat[1]["content"]
+            scores.add(turn_kind(user, recorded), parse_reply(replies[i].text), recorded, user)
         if progress is not None:
             progress(len(part))
     return scores
