@@ -77,3 +77,34 @@ def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path)
     assert result.exit_code != 0
     assert "bad.jsonl" in result.output and "line 2" in result.output
     assert "Traceback" not in result.output
+
+
+def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(tmp_path: Path) -> None:
+    data = tmp_path / "validation.jsonl"
+    data.write_text("".join(json.dumps({"messages": _chat("click('2')", i)}) + "\n"
+                            for i in range(6)))
+
+    def reader(body: dict) -> Reply:  # finds 'Studios' on the page it is shown
+        line = next(x for x in body["messages"][-1]["content"].splitlines() if "'Studios'" in x)
+        return Reply(f"Thought: go\nAction: click('{line.strip()[1:].split(']')[0]}')")
+
+    def rememberer(body: dict) -> Reply:  # answers the id it saw in training
+        return Reply("Thought: go\nAction: click('2')")
+
+    config = tmp_path / "webworld.toml"
+    config.write_text(f'[llm]\nmax_retries = 0\ncache_dir = "{tmp_path / "cache"}"\n')
+    correct = {}
+    for name, responder in (("reader", reader), ("rememberer", rememberer)):
+        for relabel in (False, True):
+            out = tmp_path / f"{name}-{relabel}.json"
+            with LiveServer(create_scripted_app(Script(responder=responder, models=[name]))) as server:
+                result = runner.invoke(app, [
+                    "eval", "turns", str(data), "--policy", f"openai:{name}", "--out", str(out),
+                    "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
+                    "--llm-config", str(config), *(["--relabel-ids"] if relabel else [])])
+            assert result.exit_code == 0, result.output
+            scores = json.loads(out.read_text())
+            assert scores["relabel_ids"] is relabel
+            correct[name, relabel] = scores["correct"]
+    assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
+    assert correct["rememberer", True] < 3  # '2' is rarely Studios' number once renumbered

@@ -117,6 +117,25 @@ def test_top_layers_only_leave_the_rest_as_it_was(export: Path, tmp_path: Path) 
     assert not any(n.startswith(top) for n in same)  # trained
 
 
+def test_relabelled_ids_are_new_each_epoch_and_what_the_model_learns_from(
+        export: Path, tmp_path: Path) -> None:
+    from webworld.train.sft import fitting_chats, relabelled_chats
+
+    tokenizer = tiny_tokenizer()
+    chats, encoded = fitting_chats(tokenizer, read_split(export, "train"), 1024)
+    first, again, second = (relabelled_chats(tokenizer, chats, 0, e) for e in (0, 0, 1))
+    assert len(first) == len(encoded) and first == again  # seeded: a resumed run sees the same
+    differ = [a.prompt_ids != b.prompt_ids for a, b in zip(first, second, strict=True)]
+    assert sum(differ) > len(differ) // 2  # each epoch draws new numbers
+    assert sum(a.prompt_ids != b.prompt_ids for a, b in zip(first, encoded, strict=True)) > 0
+    # the trainer learns from the renumbered chats: same seed and steps, another loss
+    plain = run_sft(settings(export, tmp_path / "plain"), progress=False)
+    relabelled = run_sft(settings(export, tmp_path / "relabel", relabel_ids=True), progress=False)
+    assert plain.train_loss != relabelled.train_loss
+    assert json.loads((tmp_path / "relabel" / "sft_summary.json").read_text())["settings"][
+        "relabel_ids"] is True
+
+
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="longer than max_length"):
         run_sft(settings(export, tmp_path, max_length=16), progress=False)

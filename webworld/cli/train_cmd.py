@@ -38,6 +38,9 @@ def sft_cmd(
     max_steps: int = typer.Option(-1, "--max-steps", help="Overrides --epochs when > 0."),
     seed: int = typer.Option(0, "--seed"),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda"),
+    relabel_ids: bool = typer.Option(False, "--relabel-ids", help="Renumber each chat's element "
+                                     "ids at random (in page order) every epoch, so ids are "
+                                     "read off the page, not learnt by heart."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -49,7 +52,8 @@ def sft_cmd(
                  "train_layers": train_layers}
         settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
-                               device=device, **{k: v for k, v in given.items() if v is not None})
+                               device=device, relabel_ids=relabel_ids,
+                               **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                    for e in exc.errors())) from None

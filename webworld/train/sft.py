@@ -9,27 +9,33 @@ The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`
 fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
-only its top layers (``train_layers``). A checkpoint comes every ``checkpoint_every`` optimiser
-steps, at each epoch's end (with the validation loss) and at the last step, written whole or
-not at all; a run started again with the same ``out`` resumes from its last checkpoint. The
-result is ``out/model`` (loadable by :func:`webworld.train.models.load_policy` and ``webworld
-eval --policy hf:out/model``) and ``out/sft_summary.json``.
+only its top layers (``train_layers``). With ``relabel_ids`` every epoch renumbers each chat's
+element ids (:func:`webworld.data.prompting.relabel_ids`), so the ids a model answers with come
+from reading the page, not from remembering a site's layout. A checkpoint comes every
+``checkpoint_every`` optimiser steps, at each epoch's end (with the validation loss) and at the
+last step, written whole or not at all; a run started again with the same ``out`` resumes from
+its last checkpoint. The result is ``out/model`` (loadable by
+:func:`webworld.train.models.load_policy` and ``webworld eval --policy hf:out/model``) and
+``out/sft_summary.json``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from webworld.data.prompting import relabel_ids
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir, staging_dir
 from webworld.train.defaults import (
@@ -91,6 +97,8 @@ class SFTSettings(BaseModel):
     checkpoint_every: int = Field(100, ge=1, description="Optimiser steps between checkpoints "
                                                          "(and one at each epoch's end).")
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
+    relabel_ids: bool = Field(False, description="Renumber each chat's element ids at random "
+                              "(in page order) every epoch: ids learnt by reading, not by heart.")
 
 
 @dataclass
@@ -137,12 +145,15 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
     settings = resolved(settings, model, len(train_chats))
     # the policy remembers the page text it learnt from: RL and eval default to it
     model.config.webworld_observation = export_observation(settings.data)
-    train = encode_chats(tokenizer, train_chats, settings.max_length)
+    given = len(train_chats)
+    train_chats, train = fitting_chats(tokenizer, train_chats, settings.max_length)
     if not train:
         raise UsageError(f"every training chat is longer than max_length={settings.max_length}",
                          str(_split_path(settings.data, "train")))
     validation = encode_chats(tokenizer, validation_chats, settings.max_length)
-    trainer = _Trainer(settings, model, tokenizer, train, validation, device)
+    relabelled = (partial(relabelled_chats, tokenizer, train_chats, settings.seed)
+                  if settings.relabel_ids else None)
+    trainer = _Trainer(settings, model, tokenizer, train, validation, device, relabelled)
     state = RunState()
     if resume is not None:
         state = trainer.load(resume)
@@ -153,7 +164,7 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
         train_loss=float(np.mean(losses)) if losses else math.nan,
         validation_losses=[e["eval_loss"] for e in state.log_history if "eval_loss" in e],
         steps=state.step, seconds=round(time.monotonic() - started, 2))
-    _write_summary(settings, result, train=len(train_chats), kept=len(train),
+    _write_summary(settings, result, train=given, kept=len(train),
                    resumed_from=str(resume) if resume else None)
     return result
 
@@ -231,13 +242,28 @@ def encode_chat(tokenizer: PreTrainedTokenizerBase, chat: list[dict[str, str]],
 
 
 def encode_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
-                 max_length: int) -> list[Chat]:
-    """Every chat that fits ``max_length`` tokens with its reply."""
+                 max_length: int | None) -> list[Chat]:
+    """Every chat that fits ``max_length`` tokens (None: any length) with its reply."""
+    return fitting_chats(tokenizer, chats, max_length)[1]
+
+
+def relabelled_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
+                     seed: int, epoch: int) -> list[Chat]:
+    """``chats`` encoded with their element ids renumbered, anew for each (seed, epoch)."""
+    rng = random.Random(f"{seed}-{epoch}")
+    return encode_chats(tokenizer, [relabel_ids(chat, rng) for chat in chats], None)
+
+
+def fitting_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
+                  max_length: int | None) -> tuple[list[list[dict[str, str]]], list[Chat]]:
+    """The chats that fit ``max_length`` tokens with their reply, as given and encoded."""
     from webworld.train.engine import stop_token_ids
 
     stops = stop_token_ids(tokenizer)
-    encoded = (encode_chat(tokenizer, chat, stops) for chat in chats)
-    return [c for c in encoded if len(c) <= max_length and c.reply_ids]
+    pairs = [(chat, encode_chat(tokenizer, chat, stops)) for chat in chats]
+    kept = [(chat, c) for chat, c in pairs
+            if c.reply_ids and (max_length is None or len(c) <= max_length)]
+    return [chat for chat, _ in kept], [c for _, c in kept]
 
 
 def epoch_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
@@ -259,11 +285,12 @@ def epoch_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) ->
 
 class _Trainer:
     def __init__(self, settings: SFTSettings, model: Any, tokenizer: Any, train: list[Chat],
-                 validation: list[Chat], device: str) -> None:
+                 validation: list[Chat], device: str,
+                 relabelled: Callable[[int], list[Chat]] | None = None) -> None:
         import torch
 
         self.settings, self.model, self.tokenizer = settings, model, tokenizer
-        self.train_chats, self.validation = train, validation
+        self.train_chats, self.validation, self.relabelled = train, validation, relabelled
         self.device, self.precision = device, resolve_precision(settings.precision, device)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
             tokenizer.eos_token_id
@@ -274,18 +301,20 @@ class _Trainer:
             self.optimizer, lambda s: (s + 1) / warmup if s < warmup else
             max(0.0, (total - s) / max(1, total - warmup)))
         self.per_epoch = math.ceil(len(train) / settings.batch_size)
-        self._epochs: dict[int, list[list[int]]] = {}
+        self._epochs: dict[int, tuple[list[Chat], list[list[int]]]] = {}
 
-    def batches_of_step(self, step: int) -> Iterator[tuple[int, list[int]]]:
-        """(epoch, chat indices) of each batch optimiser step ``step`` (0-based) learns from."""
+    def batches_of_step(self, step: int) -> Iterator[tuple[int, list[Chat]]]:
+        """(epoch, chats) of each batch optimiser step ``step`` (0-based) learns from."""
         ga = self.settings.grad_accum
         for g in range(step * ga, (step + 1) * ga):
             epoch, k = divmod(g, self.per_epoch)
-            if epoch not in self._epochs:
-                lengths = [len(c) for c in self.train_chats]
-                self._epochs = {epoch: epoch_batches(lengths, self.settings.batch_size,
-                                                     self.settings.seed, epoch)}
-            yield epoch, self._epochs[epoch][k]
+            if epoch not in self._epochs:  # an epoch's chats (renumbered anew) and batches
+                chats = self.relabelled(epoch) if self.relabelled else self.train_chats
+                self._epochs = {epoch: (chats, epoch_batches([len(c) for c in chats],
+                                                             self.settings.batch_size,
+                                                             self.settings.seed, epoch))}
+            chats, batches = self._epochs[epoch]
+            yield epoch, [chats[i] for i in batches[k]]
 
     def train(self, state: RunState, progress: bool) -> list[float]:
         """Optimiser steps from ``state.step`` to ``max_steps``; the loss of each."""
@@ -325,7 +354,7 @@ class _Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         parts, epochs = [], []
         for epoch, batch in self.batches_of_step(step):
-            loss = self.loss([self.train_chats[i] for i in batch])
+            loss = self.loss(batch)
             (loss / self.settings.grad_accum).backward()
             parts.append(float(loss.detach()))
             epochs.append(epoch)
