@@ -108,3 +108,18 @@ def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(tmp_path
             correct[name, relabel] = scores["correct"]
     assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
     assert correct["rememberer", True] < 3  # '2' is rarely Studios' number once renumbered
+
+
+def test_a_model_the_endpoint_does_not_serve_is_an_error_not_a_zero(tmp_path: Path) -> None:
+    data = tmp_path / "validation.jsonl"
+    data.write_text(json.dumps({"messages": _chat("click('2')")}) + "\n")
+    config = tmp_path / "webworld.toml"
+    config.write_text(f'[llm]\nmax_retries = 0\ncache_dir = "{tmp_path / "cache"}"\n')
+    with LiveServer(create_scripted_app(Script())) as server:
+        result = runner.invoke(app, ["eval", "turns", str(data), "--policy", "openai:no-such-model",
+                                     "--out", str(tmp_path / "scores.json"),
+                                     "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
+                                     "--llm-config", str(config)])
+    assert result.exit_code != 0 and "answered no turn" in result.output
+    assert "no-such-model" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "scores.json").exists()

@@ -203,6 +203,11 @@ def turns_cmd(
             scores = score_turns(chosen, chats, progress=lambda n: progress.advance(bar, n))
     finally:
         chosen.close()
+    if scores.errors and len(scores.errors) == scores.turns:
+        raise UsageError(f"the policy answered no turn: {scores.errors[0]}")
+    if scores.errors:
+        err.print(f"[yellow]{len(scores.errors)} turns got no answer[/] "
+                  f"(scored as wrong), e.g.: {scores.errors[0]}")
     table = Table("turns", "count", "answered as recorded [95% CI]", title=f"{policy} on {data}")
     for kind, (right, total) in [("all", [scores.correct, scores.turns]),
                                  *scores.by_kind.items()]:

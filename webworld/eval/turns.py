@@ -47,6 +47,7 @@ class TurnScores:
     well_formed: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
     misses: list[dict[str, str | None]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # why the policy gave no reply, per turn
 
     def add(self, kind: str, answer: str | None, recorded: str, user: str = "") -> None:
         self.turns += 1
@@ -61,7 +62,7 @@ class TurnScores:
 
     def as_dict(self) -> dict[str, Any]:
         return {"turns": self.turns, "correct": self.correct, "well_formed": self.well_formed,
-                "by_kind": self.by_kind, "misses": self.misses}
+                "by_kind": self.by_kind, "errors": self.errors, "misses": self.misses}
 
 
 def read_turns(path: Path, sample: int | None, seed: int) -> list[list[dict[str, str]]]:
@@ -118,6 +119,8 @@ def score_turns(policy: Any, chats: list[list[dict[str, str]]], batch: int = 8,
         for i, chat in enumerate(part):
             recorded = parse_reply(chat[2]["content"]) or chat[2]["content"]
             user = chat[1]["content"]
+            if replies[i].error:
+                scores.errors.append(replies[i].error)
             scores.add(turn_kind(user, recorded), parse_reply(replies[i].text), recorded, user)
         if progress is not None:
             progress(len(part))
