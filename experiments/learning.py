@@ -124,6 +124,22 @@ def token_histogram(data: Path, specs: Path, trajectories: Path, doc: Path, plot
 
 
 REWARDS = ("success", "progress")
+# SFT runs (folder: extra flags), the same data and budget: as exported, and with each epoch's
+# element ids renumbered (`--relabel-ids`) so the ids are read off the page, not remembered
+SFT_RUNS = {"sft": [], "sft-relabel": ["--relabel-ids"]}
+SFT_STAGES = {"sft": "SFT", "sft-relabel": "SFT, ids relabelled"}
+SFT_LABELS = {"sft": "after SFT", "sft-relabel": "after SFT, ids relabelled"}
+
+
+def best_sft(work: Path) -> str:
+    """The SFT run RL starts from: the better per-turn accuracy on validation worlds (decided
+    on validation turns, never on the held-out suite)."""
+    import json
+
+    def correct(name: str) -> int:
+        path = work / "eval" / f"turns-{name}.json"
+        return json.loads(path.read_text())["correct"] if path.is_file() else -1
+    return max(SFT_RUNS, key=correct)
 
 
 def rl_flags(quick: bool) -> list[str]:
@@ -170,14 +186,16 @@ class Evals:
         return out
 
 
-    def turns(self, name: str, chats: Path, policy: str) -> Path:
-        """Per-turn accuracy on a sample of recorded turns (`webworld eval turns`)."""
+    def turns(self, name: str, chats: Path, policy: str, relabel: bool = False) -> Path:
+        """Per-turn accuracy on a sample of recorded turns (`webworld eval turns`), their ids
+        renumbered with ``relabel``."""
         out = self.work / "eval" / f"turns-{name}.json"
         if self.quick and policy == "hf:smollm2":
             return out  # the real weights are too slow for a smoke run
         self.stages.run(f"eval turns-{name}", ["eval", "turns", rel(chats), "--policy", policy,
                                                "-n", "8" if self.quick else str(TURNS_SAMPLE),
-                                               "--seed", "0", "--out", rel(out)], out)
+                                               "--seed", "0", "--out", rel(out),
+                                               *(["--relabel-ids"] if relabel else [])], out)
         return out
 
 
@@ -214,22 +232,29 @@ def main() -> None:
                         tokens_doc.with_suffix(".png"))
     if args.until == "build":
         return
-    model = "tiny" if args.quick else "smollm2"
-    sft = work / "sft"
-    stages.run("SFT", ["train", "sft", "--data", rel(data), "--model", model, "--out", rel(sft),
-                       *(["--max-steps", "4"] if args.quick else [])], sft / "model")
     evals = Evals(stages, work, args.quick)
-    sft_policy = f"hf:{rel(sft / 'model')}"
-    for name, split, policy in (("sft", "validation", sft_policy), ("sft-train", "train", sft_policy),
-                                ("zero-shot", "validation", "hf:smollm2")):
-        evals.turns(name, data / "sft" / f"{split}.jsonl", policy)
+    for name, flags in SFT_RUNS.items():
+        sft = work / name
+        stages.run(SFT_STAGES[name], ["train", "sft", "--data", rel(data), "--model",
+                                      "tiny" if args.quick else "smollm2", "--out", rel(sft), *flags,
+                                      *(["--max-steps", "4"] if args.quick else [])],
+                   sft / "model")
+        policy = f"hf:{rel(sft / 'model')}"
+        validation, train = data / "sft" / "validation.jsonl", data / "sft" / "train.jsonl"
+        evals.turns(name, validation, policy)
+        evals.turns(f"{name}-train", train, policy)
+        evals.turns(f"{name}-relabelled", validation, policy, relabel=True)
+    evals.turns("zero-shot", data / "sft" / "validation.jsonl", "hf:smollm2")
     for policy in ("random", "oracle"):
         evals.run(f"heldout-{policy}", "heldout", policy)
-    evals.run("heldout-sft", "heldout", sft_policy)
+    for name in SFT_RUNS:
+        evals.run(f"heldout-{name}", "heldout", f"hf:{rel(work / name / 'model')}")
     if args.until == "sft":
         return
+    sft = work / best_sft(work)
+    sft_policy = f"hf:{rel(sft / 'model')}"
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
-    evals.run("train-sft", rel(train_worlds), sft_policy, "--fast")
+    evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
     for seed in args.seeds:
         for reward in REWARDS:
             run = work / f"rl-{reward}-s{seed}"
@@ -309,9 +334,11 @@ def turn_rows(work: Path) -> list[str]:
 
     rows = ["| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
             + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS))]
-    for label, name, split in (("SmolLM2 zero shot", "zero-shot", "validation worlds"),
-                               ("after SFT", "sft", "validation worlds"),
-                               ("after SFT", "sft-train", "training worlds")):
+    asked = [("SmolLM2 zero shot", "zero-shot", "validation worlds")]
+    for run, label in SFT_LABELS.items():
+        asked += [(label, run, "validation worlds"), (label, f"{run}-train", "training worlds"),
+                  (label, f"{run}-relabelled", "validation worlds, ids relabelled")]
+    for label, name, split in asked:
         path = work / "eval" / f"turns-{name}.json"
         if not path.is_file():
             rows.append(f"| {label} | {split} | not run yet |" + " |" * (2 + len(KINDS)))
@@ -337,12 +364,14 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
     """Whole-task success on training worlds (fast env, greedy): SFT, then RL per reward."""
     from webworld.eval.results import Rate, read_results
 
-    sft = read_results(work / "eval" / "train-sft.jsonl")
+    start = best_sft(work)
+    sft = read_results(work / "eval" / f"train-{start}.jsonl")
     rows = ["| policy | " + " | ".join(f"seed {s}" for s in seeds) +
             " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
     if sft:
         rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
-        rows.append(f"| after SFT | {rate.shown()} of {rate.episodes} |" + " |" * len(seeds))
+        rows.append(f"| {SFT_LABELS[start]} | {rate.shown()} of {rate.episodes} |"
+                    + " |" * len(seeds))
     for reward in REWARDS:
         shown, values = [], []
         for seed in seeds:
@@ -396,8 +425,29 @@ def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
     return lines
 
 
-def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
+def sft_lines(work: Path) -> list[str]:
+    """One line per SFT run: its steps, settings and losses."""
     import json
+
+    lines = []
+    for run, label in SFT_LABELS.items():
+        path = work / run / "sft_summary.json"
+        if not path.is_file():
+            lines.append(f"- {label}: not run yet")
+            continue
+        sft = json.loads(path.read_text())
+        settings = sft["settings"]
+        lines.append(
+            f"- {label} (`{run}/`): {sft['steps']} optimiser steps, learning rate "
+            f"{settings['learning_rate']}, top {settings['train_layers']} layers trained "
+            f"(0: all), ids relabelled each epoch: {settings.get('relabel_ids', False)}, train "
+            f"loss {sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
+            f"{', '.join(f'{v:.3f}' for v in sft['validation_losses']) or '-'}.")
+    return [f"SFT runs (same data, same budget; RL starts from `{best_sft(work)}`, the one with "
+            "more validation turns answered as recorded):", "", *lines]
+
+
+def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
     import os
     import platform
 
@@ -405,9 +455,6 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
 
     doc = DOCS / ("learning.md" if not args.quick else "learning-quick.md")
     s0 = args.seeds[0]
-    sft_file = work / "sft" / "sft_summary.json"
-    sft = json.loads(sft_file.read_text()) if sft_file.is_file() else {}
-    settings = sft.get("settings", {})
     curves = rl_curves(work, args.seeds, doc.with_name(doc.stem + "_curves.png"))
     lines = [
         "# SmolLM2-135M trained on webworld's worlds", "",
@@ -418,11 +465,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "profiles and patterns, none of its archetypes or seeds "
         "(`learning_tokens.md`: turns, tokens and widgets). Held-out suite: "
         "`webworld/data/heldout.json` (live sites in Chromium).", "",
-        f"SFT: {sft.get('steps', '-')} optimiser steps, learning rate "
-        f"{settings.get('learning_rate', '-')}, top {settings.get('train_layers', '-')} layers "
-        "trained (0: all), train loss "
-        f"{sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
-        f"{', '.join(f'{v:.3f}' for v in sft.get('validation_losses', [])) or '-'}.", "",
+        *sft_lines(work), "",
         "## Per turn", "",
         f"{TURNS_SAMPLE} recorded turns of the compact export (seed 0), each asked with its "
         "verified history (`webworld eval turns`): does the greedy answer equal the recorded "
@@ -433,7 +476,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "## Held-out worlds", "",
         *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
                               ("SmolLM2 zero shot", "heldout-zero-shot"),
-                              ("after SFT", "heldout-sft"),
+                              *((label, f"heldout-{run}") for run, label in SFT_LABELS.items()),
                               (f"after SFT + RL, success reward (seed {s0})",
                                f"heldout-rl-success-s{s0}"),
                               (f"after SFT + RL, progress reward (seed {s0})",
@@ -445,7 +488,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *curves, "",
         "## MiniWoB++ (every task, 3 episodes each, at most 10 steps)", "",
         *simple_rows(work, [("random", "miniwob-random"), ("SmolLM2 zero shot", "miniwob-zero-shot"),
-                            ("after SFT", "miniwob-sft"),
+                            (SFT_LABELS[best_sft(work)], "miniwob-sft"),
                             (f"after SFT + RL, progress reward (seed {s0})",
                              "miniwob-rl-progress")], "success"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
