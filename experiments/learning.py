@@ -124,11 +124,15 @@ def token_histogram(data: Path, specs: Path, trajectories: Path, doc: Path, plot
 
 
 REWARDS = ("success", "progress")
-# SFT runs (folder: extra flags), the same data and budget: as exported, and with each epoch's
-# element ids renumbered (`--relabel-ids`) so the ids are read off the page, not remembered
-SFT_RUNS = {"sft": [], "sft-relabel": ["--relabel-ids"]}
-SFT_STAGES = {"sft": "SFT", "sft-relabel": "SFT, ids relabelled"}
-SFT_LABELS = {"sft": "after SFT", "sft-relabel": "after SFT, ids relabelled"}
+# SFT runs (folder: extra flags), the same data and budget: as exported; with each epoch's
+# element ids renumbered (`--relabel-ids`) so ids are read off the page, not remembered; and
+# with the typed values varied too (`--vary-values`) so they are copied from the task
+SFT_RUNS = {"sft": [], "sft-relabel": ["--relabel-ids"],
+            "sft-relabel-values": ["--relabel-ids", "--vary-values"]}
+SFT_STAGES = {"sft": "SFT", "sft-relabel": "SFT, ids relabelled",
+              "sft-relabel-values": "SFT, ids relabelled, values varied"}
+SFT_LABELS = {"sft": "after SFT", "sft-relabel": "after SFT, ids relabelled",
+              "sft-relabel-values": "after SFT, ids relabelled, values varied"}
 
 
 def best_sft(work: Path) -> str:

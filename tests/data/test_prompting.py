@@ -75,30 +75,3 @@ def test_a_history_line_names_the_element_as_the_page_showed_it() -> None:
         assert history_entry(unlabelled, page) == unlabelled  # no element on the page
     assert history_entry("click('4')", "[14] button 'x'") == "click('4')"  # '4' is not '14'
 
-
-def test_relabelled_ids_keep_page_history_and_reply_pointing_at_the_same_elements() -> None:
-    import random
-
-    from webworld.data.prompting import history_entry, relabel_ids
-
-    first_page = "[1] button 'Accept all cookies'\n[2] link 'Studios'"
-    page = ("RootWebArea 'Shop'\n[1] link 'Home'\n  [3] menuitem 'Studios'\n"
-            "  [4] menuitem 'Hot desks'\n[12] textbox 'Email', value=''")
-    chat = step_messages("Book a studio.", page, "https://shop.test/", [
-        history_entry("click('1')", first_page), history_entry("hover('2')", first_page)],
-        "Open the studios.", "fill('12', 'a@b.c')")
-    draws = [relabel_ids(chat, random.Random(seed)) for seed in range(20)]
-    assert len({d[1]["content"] for d in draws}) > 10  # the numbers change with the draw
-    for new in draws:
-        assert new[0] == chat[0]  # the system prompt's examples are kept
-        user, reply = new[1]["content"], new[2]["content"]
-        ids = [int(line.split("]")[0].strip(" [")) for line in user.splitlines() if "] " in line
-               and line.strip().startswith("[")]
-        assert ids == sorted(ids) and len(set(ids)) == 4 and max(ids) <= 36  # increasing, 1..3N
-        # every reference still names the same element: the reply's id is the email box's
-        box = next(line for line in user.splitlines() if "textbox 'Email'" in line)
-        assert reply.endswith(f"fill('{box.strip()[1:].split(']')[0]}', 'a@b.c')")
-        # the history's ids are renumbered with the page's ('1' is the same number on both)
-        home = next(line for line in user.splitlines() if "link 'Home'" in line)
-        assert f"click('{home.strip()[1:].split(']')[0]}')  [button 'Accept all cookies']" in user
-        assert "Book a studio." in user and "menuitem 'Hot desks'" in user

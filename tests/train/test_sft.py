@@ -119,11 +119,12 @@ def test_top_layers_only_leave_the_rest_as_it_was(export: Path, tmp_path: Path) 
 
 def test_relabelled_ids_are_new_each_epoch_and_what_the_model_learns_from(
         export: Path, tmp_path: Path) -> None:
-    from webworld.train.sft import fitting_chats, relabelled_chats
+    from webworld.train.sft import augmented_chats, fitting_chats
 
     tokenizer = tiny_tokenizer()
     chats, encoded = fitting_chats(tokenizer, read_split(export, "train"), 1024)
-    first, again, second = (relabelled_chats(tokenizer, chats, 0, e) for e in (0, 0, 1))
+    relabel = settings(export, tmp_path, relabel_ids=True)
+    first, again, second = (augmented_chats(tokenizer, chats, relabel, e) for e in (0, 0, 1))
     assert len(first) == len(encoded) and first == again  # seeded: a resumed run sees the same
     differ = [a.prompt_ids != b.prompt_ids for a, b in zip(first, second, strict=True)]
     assert sum(differ) > len(differ) // 2  # each epoch draws new numbers

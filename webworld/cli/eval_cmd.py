@@ -181,7 +181,7 @@ def turns_cmd(
     budget: float = LLMBudget,
 ) -> None:
     """Per-turn accuracy: how often the policy answers a recorded turn with its action."""
-    from webworld.data.prompting import relabel_ids
+    from webworld.data.augment import relabel_ids
     from webworld.eval.policies import make_eval_policy
     from webworld.eval.results import Rate
     from webworld.eval.turns import read_turns, score_turns

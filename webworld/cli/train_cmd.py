@@ -41,6 +41,9 @@ def sft_cmd(
     relabel_ids: bool = typer.Option(False, "--relabel-ids", help="Renumber each chat's element "
                                      "ids at random (in page order) every epoch, so ids are "
                                      "read off the page, not learnt by heart."),
+    vary_values: bool = typer.Option(False, "--vary-values", help="Replace the value each chat "
+                                     "types (the task gives it) with a new one of its field "
+                                     "every epoch, so values are copied, not recalled."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -52,7 +55,7 @@ def sft_cmd(
                  "train_layers": train_layers}
         settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
-                               device=device, relabel_ids=relabel_ids,
+                               device=device, relabel_ids=relabel_ids, vary_values=vary_values,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"

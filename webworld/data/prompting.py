@@ -13,9 +13,6 @@ evaluating it) is :mod:`webworld.browser.actions`, the one action language of we
 
 from __future__ import annotations
 
-import random
-import re
-
 from webworld.browser.actions import (
     ACTION_ARITY,
     BrowserAction,
@@ -27,7 +24,7 @@ from webworld.browser.observe import parse_line, quote
 
 __all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "TOOL_SYSTEM_PROMPT", "assistant_message",
            "format_action", "history_entry", "parse_call", "parse_reply", "prompt_messages",
-           "relabel_ids", "step_messages", "user_message"]
+           "step_messages", "user_message"]
 
 MAX_LABEL_CHARS = 60  # of an element's name in a history line
 
@@ -130,28 +127,3 @@ def step_messages(intent: str, observation_text: str, url: str, history: list[st
                              max_observation_chars=max_observation_chars),
             {"role": "assistant", "content": assistant_message(thought, action)}]
 
-
-# an element id where a turn shows one: a page line's "[12] " and an action's first argument
-_LINE_ID = re.compile(r"^(\s*)\[(\d+)\] ", re.MULTILINE)
-_CALL_ID = re.compile(r"\b(" + "|".join(ACTION_ARITY) + r")\('(\d+)'")
-
-
-def relabel_ids(chat: list[dict[str, str]], rng: random.Random) -> list[dict[str, str]]:
-    """``chat`` (a turn: system, user, assistant) with its element ids renumbered: the ids of
-    the user message and the reply mapped in order onto a random increasing draw from 1..3N
-    (N the largest id), page lines, history and action alike. A site's ids follow its layout,
-    so a model trained on a few sites can answer by remembered number; renumbered turns say
-    the same thing with ids that only reading the page gives. The system prompt is kept."""
-    turn = "\n".join(m["content"] for m in chat if m["role"] != "system")
-    ids = sorted({int(m.group(2)) for m in _LINE_ID.finditer(turn)}
-                 | {int(m.group(2)) for m in _CALL_ID.finditer(turn)})
-    if not ids:
-        return chat
-    new = dict(zip(ids, sorted(rng.sample(range(1, 3 * ids[-1] + 1), len(ids))), strict=True))
-
-    def renumber(text: str) -> str:
-        text = _LINE_ID.sub(lambda m: f"{m.group(1)}[{new[int(m.group(2))]}] ", text)
-        return _CALL_ID.sub(lambda m: f"{m.group(1)}('{new[int(m.group(2))]}'", text)
-
-    return [m if m["role"] == "system" else {**m, "content": renumber(m["content"])}
-            for m in chat]

@@ -9,9 +9,10 @@ The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`
 fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
-only its top layers (``train_layers``). With ``relabel_ids`` every epoch renumbers each chat's
-element ids (:func:`webworld.data.prompting.relabel_ids`), so the ids a model answers with come
-from reading the page, not from remembering a site's layout. A checkpoint comes every
+only its top layers (``train_layers``). With ``relabel_ids`` and ``vary_values`` every epoch
+sees each chat anew (:mod:`webworld.data.augment`: its element ids renumbered, the value it
+types replaced), so ids and values come from reading the page and the task, not from
+remembering a few sites. A checkpoint comes every
 ``checkpoint_every`` optimiser steps, at each epoch's end (with the validation loss) and at the
 last step, written whole or not at all; a run started again with the same ``out`` resumes from
 its last checkpoint. The result is ``out/model`` (loadable by
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from webworld.data.prompting import relabel_ids
+from webworld.data.augment import relabel_ids, vary_value
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir, staging_dir
 from webworld.train.defaults import (
@@ -99,6 +100,8 @@ class SFTSettings(BaseModel):
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
     relabel_ids: bool = Field(False, description="Renumber each chat's element ids at random "
                               "(in page order) every epoch: ids learnt by reading, not by heart.")
+    vary_values: bool = Field(False, description="Replace the value a chat's reply types (given "
+                              "by the task) with a new one of its field every epoch.")
 
 
 @dataclass
@@ -151,9 +154,9 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
         raise UsageError(f"every training chat is longer than max_length={settings.max_length}",
                          str(_split_path(settings.data, "train")))
     validation = encode_chats(tokenizer, validation_chats, settings.max_length)
-    relabelled = (partial(relabelled_chats, tokenizer, train_chats, settings.seed)
-                  if settings.relabel_ids else None)
-    trainer = _Trainer(settings, model, tokenizer, train, validation, device, relabelled)
+    augmented = (partial(augmented_chats, tokenizer, train_chats, settings)
+                 if settings.relabel_ids or settings.vary_values else None)
+    trainer = _Trainer(settings, model, tokenizer, train, validation, device, augmented)
     state = RunState()
     if resume is not None:
         state = trainer.load(resume)
@@ -247,11 +250,16 @@ def encode_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, 
     return fitting_chats(tokenizer, chats, max_length)[1]
 
 
-def relabelled_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
-                     seed: int, epoch: int) -> list[Chat]:
-    """``chats`` encoded with their element ids renumbered, anew for each (seed, epoch)."""
-    rng = random.Random(f"{seed}-{epoch}")
-    return encode_chats(tokenizer, [relabel_ids(chat, rng) for chat in chats], None)
+def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
+                    settings: SFTSettings, epoch: int) -> list[Chat]:
+    """``chats`` encoded with the augmentations ``settings`` asks for, drawn anew for each
+    (seed, epoch): the same in a resumed run."""
+    rng = random.Random(f"{settings.seed}-{epoch}")
+    if settings.vary_values:
+        chats = [vary_value(chat, rng) for chat in chats]
+    if settings.relabel_ids:
+        chats = [relabel_ids(chat, rng) for chat in chats]
+    return encode_chats(tokenizer, chats, None)
 
 
 def fitting_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[str, str]]],
@@ -286,11 +294,11 @@ def epoch_batches(lengths: list[int], batch_size: int, seed: int, epoch: int) ->
 class _Trainer:
     def __init__(self, settings: SFTSettings, model: Any, tokenizer: Any, train: list[Chat],
                  validation: list[Chat], device: str,
-                 relabelled: Callable[[int], list[Chat]] | None = None) -> None:
+                 augmented: Callable[[int], list[Chat]] | None = None) -> None:
         import torch
 
         self.settings, self.model, self.tokenizer = settings, model, tokenizer
-        self.train_chats, self.validation, self.relabelled = train, validation, relabelled
+        self.train_chats, self.validation, self.augmented = train, validation, augmented
         self.device, self.precision = device, resolve_precision(settings.precision, device)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
             tokenizer.eos_token_id
@@ -308,8 +316,8 @@ class _Trainer:
         ga = self.settings.grad_accum
         for g in range(step * ga, (step + 1) * ga):
             epoch, k = divmod(g, self.per_epoch)
-            if epoch not in self._epochs:  # an epoch's chats (renumbered anew) and batches
-                chats = self.relabelled(epoch) if self.relabelled else self.train_chats
+            if epoch not in self._epochs:  # an epoch's chats (augmented anew) and batches
+                chats = self.augmented(epoch) if self.augmented else self.train_chats
                 self._epochs = {epoch: (chats, epoch_batches([len(c) for c in chats],
                                                              self.settings.batch_size,
                                                              self.settings.seed, epoch))}

@@ -1,0 +1,63 @@
+"""Augmentations of SFT turns: each keeps what the turn says and moves what a model could
+remember instead of read (ids, typed values)."""
+
+from __future__ import annotations
+
+import random
+
+from webworld.data.augment import relabel_ids, vary_value
+from webworld.data.prompting import history_entry, parse_reply, step_messages
+
+
+def test_relabelled_ids_keep_page_history_and_reply_pointing_at_the_same_elements() -> None:
+    first_page = "[1] button 'Accept all cookies'\n[2] link 'Studios'"
+    page = ("RootWebArea 'Shop'\n[1] link 'Home'\n  [3] menuitem 'Studios'\n"
+            "  [4] menuitem 'Hot desks'\n[12] textbox 'Email', value=''")
+    chat = step_messages("Book a studio.", page, "https://shop.test/", [
+        history_entry("click('1')", first_page), history_entry("hover('2')", first_page)],
+        "Open the studios.", "fill('12', 'a@b.c')")
+    draws = [relabel_ids(chat, random.Random(seed)) for seed in range(20)]
+    assert len({d[1]["content"] for d in draws}) > 10  # the numbers change with the draw
+    for new in draws:
+        assert new[0] == chat[0]  # the system prompt's examples are kept
+        user, reply = new[1]["content"], new[2]["content"]
+        ids = [int(line.split("]")[0].strip(" [")) for line in user.splitlines() if "] " in line
+               and line.strip().startswith("[")]
+        assert ids == sorted(ids) and len(set(ids)) == 4 and max(ids) <= 36  # increasing, 1..3N
+        # every reference still names the same element: the reply's id is the email box's
+        box = next(line for line in user.splitlines() if "textbox 'Email'" in line)
+        assert reply.endswith(f"fill('{box.strip()[1:].split(']')[0]}', 'a@b.c')")
+        # the history's ids are renumbered with the page's ('1' is the same number on both)
+        home = next(line for line in user.splitlines() if "link 'Home'" in line)
+        assert f"click('{home.strip()[1:].split(']')[0]}')  [button 'Accept all cookies']" in user
+        assert "Book a studio." in user and "menuitem 'Hot desks'" in user
+
+
+def test_a_varied_value_is_new_of_its_field_and_replaced_wherever_the_turn_shows_it() -> None:
+    page = ("RootWebArea 'Shop'\n[3] textbox 'Email', value=''\n[4] textbox 'Full name', "
+            "value='Ada Lovelace'\n[5] searchbox 'Search', value=''")
+    history = [history_entry("fill('4', 'Ada Lovelace')", page)]
+    task = "Sign up as Ada Lovelace with ada.lovelace@example.com and search for spa."
+    chat = step_messages(task, page, "https://shop.test/", history,
+                         "The task gives the email.", "fill('3', 'ada.lovelace@example.com')")
+    emails = set()
+    for seed in range(10):
+        new = vary_value(chat, random.Random(seed))
+        user, reply = new[1]["content"], new[2]["content"]
+        typed = parse_reply(reply).split("'")[3]
+        assert "ada.lovelace@example.com" not in user + reply
+        assert typed.endswith("@example.com") and f"with {typed} and" in user  # the task says it
+        assert "Ada Lovelace" in user and "[4] textbox 'Full name'" in user  # the rest is kept
+        emails.add(typed)
+    assert len(emails) >= 8
+    # a whole word only: the search for 'spa' leaves 'spacious' alone
+    search = step_messages("Search for spa.", "[5] searchbox 'Search', value=''\nStaticText "
+                           "'A spacious room'", "https://shop.test/", [], "Type it.",
+                           "fill('5', 'spa')")
+    new = vary_value(search, random.Random(0))
+    assert "'A spacious room'" in new[1]["content"] and "for spa." not in new[1]["content"]
+    # nothing typed, or typed but not given by the task: the turn as it was
+    click = step_messages(task, page, "https://shop.test/", [], "Go.", "click('5')")
+    assert vary_value(click, random.Random(0)) == click
+    free = step_messages(task, page, "https://shop.test/", [], "Go.", "fill('5', 'tea')")
+    assert vary_value(free, random.Random(0)) == free
