@@ -126,4 +126,3 @@ def step_messages(intent: str, observation_text: str, url: str, history: list[st
     return [*prompt_messages(intent, observation_text, url, history,
                              max_observation_chars=max_observation_chars),
             {"role": "assistant", "content": assistant_message(thought, action)}]
-

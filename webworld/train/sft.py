@@ -12,12 +12,11 @@ positions, batches hold chats of similar length (little padding), and a model fa
 only its top layers (``train_layers``). With ``relabel_ids`` and ``vary_values`` every epoch
 sees each chat anew (:mod:`webworld.data.augment`: its element ids renumbered, the value it
 types replaced), so ids and values come from reading the page and the task, not from
-remembering a few sites. A checkpoint comes every
-``checkpoint_every`` optimiser steps, at each epoch's end (with the validation loss) and at the
-last step, written whole or not at all; a run started again with the same ``out`` resumes from
-its last checkpoint. The result is ``out/model`` (loadable by
-:func:`webworld.train.models.load_policy` and ``webworld eval --policy hf:out/model``) and
-``out/sft_summary.json``.
+remembering a few sites. A checkpoint comes every ``checkpoint_every`` optimiser steps, at
+each epoch's end (with the validation loss) and at the last step, written whole or not at
+all; a run started again with the same ``out`` resumes from its last checkpoint. The result
+is ``out/model`` (loadable by :func:`webworld.train.models.load_policy` and ``webworld eval
+--policy hf:out/model``) and ``out/sft_summary.json``.
 """
 
 from __future__ import annotations
