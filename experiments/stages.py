@@ -51,7 +51,10 @@ class Stages:
         env = {**os.environ, **self.env} if self.env else None
         subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()", *args],
                        check=True, cwd=ROOT, env=env)
+        wall = time.perf_counter() - started
+        # read again: another run of the script (a stage started beside this one) may have
+        # logged since
+        self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
         earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
-        self.log[name] = {"command": "webworld " + " ".join(args),
-                          "wall": earlier + time.perf_counter() - started}
+        self.log[name] = {"command": "webworld " + " ".join(args), "wall": earlier + wall}
         atomic_write_json(self.log_path, self.log)
