@@ -127,12 +127,16 @@ REWARDS = ("success", "progress")
 # SFT runs (folder: extra flags), the same data and budget: as exported; with each epoch's
 # element ids renumbered (`--relabel-ids`) so ids are read off the page, not remembered; and
 # with the typed values varied too (`--vary-values`) so they are copied from the task
-SFT_RUNS = {"sft": [], "sft-relabel": ["--relabel-ids"],
-            "sft-relabel-values": ["--relabel-ids", "--vary-values"]}
-SFT_STAGES = {"sft": "SFT", "sft-relabel": "SFT, ids relabelled",
-              "sft-relabel-values": "SFT, ids relabelled, values varied"}
-SFT_LABELS = {"sft": "after SFT", "sft-relabel": "after SFT, ids relabelled",
-              "sft-relabel-values": "after SFT, ids relabelled, values varied"}
+# (extra flags, the stage's name in stages.json)
+SFT_RUNS = {"sft": ([], "SFT"),
+            "sft-relabel": (["--relabel-ids"], "SFT, ids relabelled"),
+            "sft-relabel-values": (["--relabel-ids", "--vary-values"],
+                                   "SFT, ids relabelled, values varied")}
+
+
+def sft_label(run: str) -> str:
+    """A run's row label: its stage's name after "after", e.g. "after SFT, ids relabelled"."""
+    return f"after {SFT_RUNS[run][1]}"
 
 
 def best_sft(work: Path) -> str:
@@ -237,9 +241,9 @@ def main() -> None:
     if args.until == "build":
         return
     evals = Evals(stages, work, args.quick)
-    for name, flags in SFT_RUNS.items():
+    for name, (flags, stage) in SFT_RUNS.items():
         sft = work / name
-        stages.run(SFT_STAGES[name], ["train", "sft", "--data", rel(data), "--model",
+        stages.run(stage, ["train", "sft", "--data", rel(data), "--model",
                                       "tiny" if args.quick else "smollm2", "--out", rel(sft), *flags,
                                       *(["--max-steps", "4"] if args.quick else [])],
                    sft / "model")
@@ -339,7 +343,7 @@ def turn_rows(work: Path) -> list[str]:
     rows = ["| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
             + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS))]
     asked = [("SmolLM2 zero shot", "zero-shot", "validation worlds")]
-    for run, label in SFT_LABELS.items():
+    for run, label in zip(SFT_RUNS, map(sft_label, SFT_RUNS), strict=True):
         asked += [(label, run, "validation worlds"), (label, f"{run}-train", "training worlds"),
                   (label, f"{run}-relabelled", "validation worlds, ids relabelled")]
     for label, name, split in asked:
@@ -374,7 +378,7 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
             " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
     if sft:
         rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
-        rows.append(f"| {SFT_LABELS[start]} | {rate.shown()} of {rate.episodes} |"
+        rows.append(f"| {sft_label(start)} | {rate.shown()} of {rate.episodes} |"
                     + " |" * len(seeds))
     for reward in REWARDS:
         shown, values = [], []
@@ -434,7 +438,7 @@ def sft_lines(work: Path) -> list[str]:
     import json
 
     lines = []
-    for run, label in SFT_LABELS.items():
+    for run, label in zip(SFT_RUNS, map(sft_label, SFT_RUNS), strict=True):
         path = work / run / "sft_summary.json"
         if not path.is_file():
             lines.append(f"- {label}: not run yet")
@@ -480,7 +484,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "## Held-out worlds", "",
         *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
                               ("SmolLM2 zero shot", "heldout-zero-shot"),
-                              *((label, f"heldout-{run}") for run, label in SFT_LABELS.items()),
+                              *((sft_label(run), f"heldout-{run}") for run in SFT_RUNS),
                               (f"after SFT + RL, success reward (seed {s0})",
                                f"heldout-rl-success-s{s0}"),
                               (f"after SFT + RL, progress reward (seed {s0})",
@@ -492,7 +496,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *curves, "",
         "## MiniWoB++ (every task, 3 episodes each, at most 10 steps)", "",
         *simple_rows(work, [("random", "miniwob-random"), ("SmolLM2 zero shot", "miniwob-zero-shot"),
-                            (SFT_LABELS[best_sft(work)], "miniwob-sft"),
+                            (sft_label(best_sft(work)), "miniwob-sft"),
                             (f"after SFT + RL, progress reward (seed {s0})",
                              "miniwob-rl-progress")], "success"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from webworld.browser.actions import ACTION_ARITY, parse_call, parse_reply
 from webworld.browser.observe import parse_line
+from webworld.data.prompting import page_line
 from webworld.propose.content import make_faker, persona
 
 Chat = list[dict[str, str]]
@@ -63,9 +64,8 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
     value = action.arg if action is not None and action.name == "fill" else None
     if not value or value not in user.split("\n", 1)[0]:
         return chat
-    label = next((parse_line(line)[3] for line in user.splitlines()
-                  if line.lstrip().startswith(f"[{action.bid}] ")), None)
-    new = _new_value(label or "", value, rng)
+    line = page_line(user, action.bid)
+    new = _new_value((parse_line(line)[3] if line else None) or "", value, rng)
     whole = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)")
     return _replace_in_turn(chat, lambda text: whole.sub(lambda _: new, text))
 

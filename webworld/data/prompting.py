@@ -23,7 +23,7 @@ from webworld.browser.actions import (
 from webworld.browser.observe import parse_line, quote
 
 __all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "TOOL_SYSTEM_PROMPT", "assistant_message",
-           "format_action", "history_entry", "parse_call", "parse_reply", "prompt_messages",
+           "format_action", "history_entry", "page_line", "parse_call", "parse_reply", "prompt_messages",
            "step_messages", "user_message"]
 
 MAX_LABEL_CHARS = 60  # of an element's name in a history line
@@ -88,17 +88,22 @@ def history_entry(action: str, page_text: str) -> str:
     text (full or compact: the element lines are the same); an action that names no element
     on it (unparsable, an unknown id) is listed as it is."""
     call = parse_call(action)
-    if call is None or not call.bid:
+    line = page_line(page_text, call.bid) if call is not None and call.bid else None
+    if line is None:
         return action
-    marker = f"[{call.bid}] "
-    for line in page_text.splitlines():
-        if line.lstrip().startswith(marker):
-            _, _, role, name, _ = parse_line(line)
-            if name:
-                name = name if len(name) <= MAX_LABEL_CHARS else name[:MAX_LABEL_CHARS - 3] + "..."
-                return f"{action}  [{role} {quote(name)}]"
-            return f"{action}  [{role}]"
-    return action
+    _, _, role, name, _ = parse_line(line)
+    if name:
+        name = name if len(name) <= MAX_LABEL_CHARS else name[:MAX_LABEL_CHARS - 3] + "..."
+        return f"{action}  [{role} {quote(name)}]"
+    return f"{action}  [{role}]"
+
+
+def page_line(page_text: str, bid: str) -> str | None:
+    """The line of ``page_text`` (an observation, or a user message holding one) that shows
+    element ``bid``, stripped; None when no line does."""
+    marker = f"[{bid}] "
+    return next((line.strip() for line in page_text.splitlines()
+                 if line.lstrip().startswith(marker)), None)
 
 
 def assistant_message(thought: str, action: str) -> str:

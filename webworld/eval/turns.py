@@ -22,6 +22,7 @@ from typing import Any
 
 from webworld.browser.actions import parse_call, parse_reply
 from webworld.browser.observe import parse_line
+from webworld.data.prompting import page_line
 from webworld.errors import UsageError
 from webworld.rl.turn import Turn
 
@@ -89,11 +90,7 @@ def read_turns(path: Path, sample: int | None, seed: int) -> list[list[dict[str,
 def element_line(user: str, answer: str | None) -> str | None:
     """The page line (of the user message) of the element ``answer`` acts on, if any."""
     action = parse_call(answer) if answer else None
-    if action is None:
-        return None
-    marker = f"[{action.bid}] "
-    return next((line.strip() for line in user.splitlines()
-                 if line.lstrip().startswith(marker)), None)
+    return page_line(user, action.bid) if action is not None else None
 
 
 def turn_kind(user: str, recorded: str) -> str:
