@@ -47,6 +47,8 @@ from typing import Any
 
 from playwright.async_api import CDPSession, Page
 
+from webworld.aio import retrieve_later
+
 CAPTURE_PARAMS: dict[str, Any] = {
     "format": "png",
     "optimizeForSpeed": True,
@@ -147,4 +149,5 @@ async def _session(page: Page) -> CDPSession:
     found = _sessions.get(page)
     if found is None or (found.done() and (found.cancelled() or found.exception())):
         found = _sessions[page] = asyncio.ensure_future(page.context.new_cdp_session(page))
+        retrieve_later(found)  # its callers may all be cancelled (shield) before it ends
     return await asyncio.shield(found)

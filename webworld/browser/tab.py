@@ -31,6 +31,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from webworld import contract
+from webworld.aio import abandon
 from webworld.browser.actions import ActionRefused, BrowserAction, check_action, describe
 from webworld.browser.capture import HIDE_CARET_JS, PIXELS_KEY_JS, ScreenshotCache, capture_png
 from webworld.browser.observe import WALK_JS, Observation, observation_of
@@ -337,12 +338,10 @@ class BrowserTab:
         try:
             await asyncio.wait({asked, leaving}, timeout=self.config.navigation_timeout_ms / 1000,
                                return_when=asyncio.FIRST_COMPLETED)
-        finally:
+            settled = _result(asked) if asked.done() else {"pending": True}
+        finally:  # unanswered, the document is going away (or the run is): drop the answer
             leaving.cancel()
-        settled = _result(asked) if asked.done() else {"pending": True}
-        if not asked.done():
-            asked.cancel()  # the document is going away: its answer does not matter
-            asked.add_done_callback(lambda t: t.cancelled() or t.exception())
+            abandon(asked)
         if not settled.get("pending") and not self._leaving.is_set() and not self._loaded.is_set():
             self._read_after_action = settled
             return self._swapped(settled.get("swap"))

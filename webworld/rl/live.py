@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode
 from playwright.async_api import Error as PlaywrightError
 
 from webworld import contract
+from webworld.aio import retrieve_later
 from webworld.browser.actions import ActionRefused, BrowserAction
 from webworld.browser.capture import ScreenshotCache
 from webworld.browser.launch import new_context
@@ -86,7 +87,7 @@ class LivePage:
         self._drop_ahead()
         spare = self.tabs[1 - self.active]
         task = asyncio.ensure_future(self._load(spare, world, instance.start_page))
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved later
+        retrieve_later(task)  # awaited by open(), or dropped
         self._ahead = ((world.id, instance.start_page), task)
 
     def _drop_ahead(self) -> None:

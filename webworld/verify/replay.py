@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from webworld import contract
+from webworld.aio import abandon
 from webworld.browser.actions import ActionRefused, BrowserAction
 from webworld.browser.observe import Observation
 from webworld.browser.tab import BrowserTab, NavigationError, TabConfig
@@ -122,8 +123,7 @@ class Replay:
             await self._checked()
         finally:
             if self._check is not None:  # the run was cancelled: drop the check's answer
-                self._check.cancel()
-                self._check.add_done_callback(lambda t: t.cancelled() or t.exception())
+                abandon(self._check)
         return self.recorded
 
     async def _checked(self) -> None:

@@ -1,0 +1,42 @@
+"""webworld.browser.tab: an action cut short (Ctrl-C) leaves no failure unseen."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import Any
+
+from playwright.async_api import async_playwright
+
+from webworld.browser.actions import BrowserAction
+from webworld.browser.launch import launch_browser, new_context
+from webworld.browser.tab import BrowserTab
+
+# A click that keeps the page busy for 3 s: the tab's settle call waits on it.
+BUSY_PAGE = """<button onclick="setTimeout(() => { const t = Date.now();
+  while (Date.now() - t < 3000) {} }, 0)">Busy</button>"""
+
+
+def test_an_action_cancelled_while_settling_leaves_no_unretrieved_error() -> None:
+    async def main() -> list[dict[str, Any]]:
+        unseen: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: unseen.append(context))
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            tab = await BrowserTab.open(await new_context(browser))
+            await tab.page.set_content(BUSY_PAGE)
+            seen = await tab.observe()
+            (button,) = seen.nodes
+            acting = asyncio.ensure_future(tab.act(BrowserAction("click", button["bid"]), seen))
+            await asyncio.sleep(1.0)  # clicked; the settle call waits on the busy page
+            assert not acting.done()
+            acting.cancel()  # as Ctrl-C does
+            await asyncio.gather(acting, return_exceptions=True)
+            await browser.close()  # the page's pending calls fail now
+            await asyncio.sleep(0.2)
+            gc.collect()  # an unretrieved task failure is reported when the task is freed
+            await asyncio.sleep(0)
+        return unseen
+
+    unseen = asyncio.run(main())
+    assert not unseen, [context.get("message") for context in unseen]
