@@ -134,6 +134,10 @@ SFT_RUNS = {"sft": ([], "SFT"),
                                    "SFT, ids relabelled, values varied")}
 
 
+# trained before RL (RL starts from the better of them); the others run after the RL stages
+SFT_BEFORE_RL = ("sft", "sft-relabel")
+
+
 def sft_label(run: str) -> str:
     """A run's row label: its stage's name after "after", e.g. "after SFT, ids relabelled"."""
     return f"after {SFT_RUNS[run][1]}"
@@ -148,6 +152,18 @@ def best_sft(work: Path) -> str:
         path = work / "eval" / f"turns-{name}.json"
         return json.loads(path.read_text())["correct"] if path.is_file() else -1
     return max(SFT_RUNS, key=correct)
+
+
+def rl_start(work: Path, *, record: bool = False) -> str:
+    """The SFT run RL starts from: :func:`best_sft` when RL first started, kept in
+    rl-start.txt (``record``) so an SFT run made later does not relabel the RL rows."""
+    chosen = work / "rl-start.txt"
+    if chosen.is_file():
+        return chosen.read_text().strip()
+    name = best_sft(work)
+    if record:
+        chosen.write_text(name + "\n")
+    return name
 
 
 def rl_flags(quick: bool) -> list[str]:
@@ -207,6 +223,32 @@ class Evals:
         return out
 
 
+class SftRuns:
+    """The SFT runs of :data:`SFT_RUNS`: training, per-turn checks, held-out eval."""
+
+    def __init__(self, stages: Stages, evals: Evals, work: Path, data: Path, quick: bool) -> None:
+        self.stages, self.evals, self.work, self.data, self.quick = stages, evals, work, data, quick
+
+    def policy(self, name: str) -> str:
+        return f"hf:{rel(self.work / name / 'model')}"
+
+    def train(self, name: str) -> None:
+        """Train run ``name``, then ask it validation turns, training turns and validation
+        turns with their ids renumbered."""
+        flags, stage = SFT_RUNS[name]
+        sft = self.work / name
+        self.stages.run(stage, ["train", "sft", "--data", rel(self.data), "--model",
+                                "tiny" if self.quick else "smollm2", "--out", rel(sft), *flags,
+                                *(["--max-steps", "4"] if self.quick else [])], sft / "model")
+        validation, train = self.data / "sft" / "validation.jsonl", self.data / "sft" / "train.jsonl"
+        self.evals.turns(name, validation, self.policy(name))
+        self.evals.turns(f"{name}-train", train, self.policy(name))
+        self.evals.turns(f"{name}-relabelled", validation, self.policy(name), relabel=True)
+
+    def held_out(self, name: str) -> None:
+        self.evals.run(f"heldout-{name}", "heldout", self.policy(name))
+
+
 def zero_shot_mode(policy: str) -> list[str]:
     """The untrained model reads compact pages too (a trained one remembers its mode)."""
     return ["--observation", "compact"] if policy == "hf:smollm2" else []
@@ -241,25 +283,17 @@ def main() -> None:
     if args.until == "build":
         return
     evals = Evals(stages, work, args.quick)
-    for name, (flags, stage) in SFT_RUNS.items():
-        sft = work / name
-        stages.run(stage, ["train", "sft", "--data", rel(data), "--model",
-                                      "tiny" if args.quick else "smollm2", "--out", rel(sft), *flags,
-                                      *(["--max-steps", "4"] if args.quick else [])],
-                   sft / "model")
-        policy = f"hf:{rel(sft / 'model')}"
-        validation, train = data / "sft" / "validation.jsonl", data / "sft" / "train.jsonl"
-        evals.turns(name, validation, policy)
-        evals.turns(f"{name}-train", train, policy)
-        evals.turns(f"{name}-relabelled", validation, policy, relabel=True)
+    sft_run = SftRuns(stages, evals, work, data, args.quick)
+    for name in SFT_BEFORE_RL:
+        sft_run.train(name)
     evals.turns("zero-shot", data / "sft" / "validation.jsonl", "hf:smollm2")
     for policy in ("random", "oracle"):
         evals.run(f"heldout-{policy}", "heldout", policy)
-    for name in SFT_RUNS:
-        evals.run(f"heldout-{name}", "heldout", f"hf:{rel(work / name / 'model')}")
+    for name in SFT_BEFORE_RL:
+        sft_run.held_out(name)
     if args.until == "sft":
         return
-    sft = work / best_sft(work)
+    sft = work / rl_start(work, record=True)
     sft_policy = f"hf:{rel(sft / 'model')}"
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
     evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
@@ -288,6 +322,10 @@ def main() -> None:
                          ("rl-progress", best), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
+    for name in SFT_RUNS:
+        if name not in SFT_BEFORE_RL:
+            sft_run.train(name)
+            sft_run.held_out(name)
     write_doc(args, work, stages)
 
 
@@ -372,7 +410,7 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
     """Whole-task success on training worlds (fast env, greedy): SFT, then RL per reward."""
     from webworld.eval.results import Rate, read_results
 
-    start = best_sft(work)
+    start = rl_start(work)
     sft = read_results(work / "eval" / f"train-{start}.jsonl")
     rows = ["| policy | " + " | ".join(f"seed {s}" for s in seeds) +
             " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
@@ -451,8 +489,8 @@ def sft_lines(work: Path) -> list[str]:
             f"(0: all), ids relabelled each epoch: {settings.get('relabel_ids', False)}, train "
             f"loss {sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses']) or '-'}.")
-    return [f"SFT runs (same data, same budget; RL starts from `{best_sft(work)}`, the one with "
-            "more validation turns answered as recorded):", "", *lines]
+    return [f"SFT runs (same data, same budget; RL starts from `{rl_start(work)}`, the one with "
+            "more validation turns answered as recorded when RL started):", "", *lines]
 
 
 def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
@@ -496,7 +534,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *curves, "",
         "## MiniWoB++ (every task, 3 episodes each, at most 10 steps)", "",
         *simple_rows(work, [("random", "miniwob-random"), ("SmolLM2 zero shot", "miniwob-zero-shot"),
-                            (sft_label(best_sft(work)), "miniwob-sft"),
+                            (sft_label(rl_start(work)), "miniwob-sft"),
                             (f"after SFT + RL, progress reward (seed {s0})",
                              "miniwob-rl-progress")], "success"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
