@@ -6,11 +6,14 @@ import asyncio
 import gc
 from typing import Any
 
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
 from playwright.async_api import async_playwright
 
 from webworld.browser.actions import BrowserAction
 from webworld.browser.launch import launch_browser, new_context
 from webworld.browser.tab import BrowserTab
+from webworld.serve.runner import LiveServer
 
 # A click that keeps the page busy for 3 s: the tab's settle call waits on it.
 BUSY_PAGE = """<button onclick="setTimeout(() => { const t = Date.now();
@@ -40,3 +43,37 @@ def test_an_action_cancelled_while_settling_leaves_no_unretrieved_error() -> Non
 
     unseen = asyncio.run(main())
     assert not unseen, [context.get("message") for context in unseen]
+
+
+# The element under the pointer, written on the page as the pointer moves over it.
+HOVER_PAGE = """<div style="position:fixed;left:0;top:0;width:60px;height:40px">corner</div>
+<button style="margin:200px">Press</button><p id="over">none</p>
+<script>document.addEventListener("mouseover", (e) =>
+  document.getElementById("over").textContent = "over " + e.target.textContent.trim())</script>"""
+
+
+def test_the_page_after_an_action_is_read_with_the_pointer_back_in_the_corner() -> None:
+    """The tab parks the pointer while the page settles; what it reads must come after."""
+    app = FastAPI()
+    app.get("/", response_class=HTMLResponse)(lambda: HOVER_PAGE)
+
+    async def main(url: str) -> list[str]:
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            try:
+                tab = await BrowserTab.open(await new_context(browser))
+                await tab.goto(url)  # a document of its own: the tab's page library in it
+                texts = []
+                for _ in range(5):
+                    seen = await tab.observe()
+                    button = next(n for n in seen.nodes if n["role"] == "button")
+                    await tab.act(BrowserAction("click", button["bid"]), seen)
+                    texts.append((await tab.observe()).text)
+                return texts
+            finally:
+                await browser.close()
+
+    with LiveServer(app) as server:
+        texts = asyncio.run(main(server.url + "/"))
+    for text in texts:
+        assert "over corner" in text and "over Press" not in text, text

@@ -48,6 +48,14 @@ PARK = (0, 0)
 # The library also hides the text caret, for webworld.browser.capture's screenshots.
 PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN + r"""
   window.__wwNav = 0;
+  // Whether the pointer last moved to the corner (the tab's park), and who waits for it.
+  window.__wwParked = true;
+  window.__wwOnPark = null;
+  addEventListener("mousemove", (e) => {
+    window.__wwParked = e.clientX === 0 && e.clientY === 0;
+    const then = window.__wwParked ? window.__wwOnPark : null;
+    if (then) { window.__wwOnPark = null; then(); }
+  }, true);
   addEventListener("submit", (e) => { if (!e.defaultPrevented) window.__wwNav = 1; });
   addEventListener("click", (e) => {
     const a = e.target && e.target.closest ? e.target.closest("a[href]") : null;
@@ -86,21 +94,28 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
     },
     // After a macrotask (site.js's release timer runs first): a page load is coming
     // ({pending}), or the page as it is now ({rows}), once a swap site.js started (a page
-    // put in place without a load) has ended ({rows, swap: what it did}).
+    // put in place without a load) has ended ({rows, swap: what it did}) and, with
+    // opts.parking, the pointer has come back to the corner and a macrotask has passed
+    // (as if the tab had parked it first); past PARK_WAIT_MS without it, {unparked}.
     settle: (opts) => new Promise((r) => setTimeout(() => {
       if (window.__wwNav === 1) return r({pending: true});
-      const done = async () => {
+      const done = async (unparked) => {
         const swap = window.__wwSwap || null;
         window.__wwSwap = null;
-        r({...(await window.__ww.read(opts)), swap});
+        r({...(await window.__ww.read(opts)), swap, unparked});
+      };
+      const parked = () => {
+        if (!opts.parking || window.__wwParked) return done(false);
+        const late = setTimeout(() => { window.__wwOnPark = null; done(true); }, PARK_WAIT_MS);
+        window.__wwOnPark = () => { clearTimeout(late); setTimeout(() => done(false), 0); };
       };
       if (document.documentElement.hasAttribute("data-ww-busy"))
-        document.addEventListener("ww:settled", done, {once: true});
-      else done();
+        document.addEventListener("ww:settled", parked, {once: true});
+      else parked();
     }, 0)),
   };
 })();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS)) \
-    .replace("PIXELS_KEY", PIXELS_KEY_JS.strip())
+    .replace("PIXELS_KEY", PIXELS_KEY_JS.strip()).replace("PARK_WAIT_MS", "2000")
 
 
 # The answer comes back as one JSON string: Playwright's client checks a structured result
@@ -280,15 +295,27 @@ class BrowserTab:
         self._loaded.clear()
         self._leaving.clear()
         self._status, self._failed = None, None
-        await self._gesture(action, place)
-        if hover:
-            self.hovered = True
-        else:
-            await self.page.mouse.move(*PARK)
-            self.hovered = False
-        return await self._settle()
+        pointer_away = self.hovered  # a hover left it on the page
+        moved = await self._gesture(action, place)
+        self.hovered = hover
+        if hover or not (moved or pointer_away):
+            return await self._settle()
+        # After any other action the pointer goes back to the corner. A mouse move reaches
+        # the page with its next frame (up to 16 ms), so it goes while the page settles
+        # (a swap's request); the page's read waits for it.
+        parking = asyncio.ensure_future(self.page.mouse.move(*PARK))
+        try:
+            outcome = await self._settle(parking=True)
+            await parking
+        finally:
+            abandon(parking)
+        if self._read_after_action is not None and self._read_after_action.get("unparked"):
+            self._read_after_action = None  # read before the pointer left: observe reads again
+        return outcome
 
-    async def _gesture(self, action: BrowserAction, place: dict[str, Any]) -> None:
+    async def _gesture(self, action: BrowserAction, place: dict[str, Any]) -> bool:
+        """Carry out the action at its place; whether the pointer moved (press and select
+        leave it where it was, and so does a check box already as asked)."""
         mouse, timeout = self.page.mouse, self.config.action_timeout_ms
         target = self.page.locator(f'[{contract.BID_ATTR}="{action.bid}"]')
         x, y = place["x"], place["y"]
@@ -305,14 +332,16 @@ class BrowserTab:
             elif action.name == "select_option":
                 await target.select_option(label=action.arg, timeout=timeout)
             elif action.name in ("check", "uncheck"):
-                if place.get("checked") != (action.name == "check"):
-                    await mouse.click(x, y)
+                if place.get("checked") == (action.name == "check"):
+                    return False
+                await mouse.click(x, y)
             elif action.name == "drag":
                 await self._drag(place, float(action.arg or 0))
         except PlaywrightError as exc:
             if _is_navigation(exc):
-                return  # the page is already on its way to the next one
+                return True  # the page is already on its way to the next one
             raise ActionRefused("browser", f"{action}: {_first_line(exc)}") from None
+        return action.name not in ("press", "select_option")
 
     async def _drag(self, place: dict[str, Any], value: float) -> None:
         """Drag a range input's thumb from its current value to ``value`` with the mouse."""
@@ -328,12 +357,13 @@ class BrowserTab:
         await mouse.move(x_of(value), place["y"], steps=6)
         await mouse.up()
 
-    async def _settle(self) -> Outcome:
+    async def _settle(self, *, parking: bool = False) -> Outcome:
         """Wait for the page load the action started, if it started one; else keep the
         page's rows for the next :meth:`observe` (one call to the page, not two). The
         page is asked after a macrotask (site.js's release timer runs first) while the
         tab watches for a page load: whichever comes first decides."""
-        asked = asyncio.ensure_future(self._call("settle", self._read_options()))
+        asked = asyncio.ensure_future(self._call("settle", {**self._read_options(),
+                                                            "parking": parking}))
         leaving = asyncio.ensure_future(self._leaving.wait())
         try:
             await asyncio.wait({asked, leaving}, timeout=self.config.navigation_timeout_ms / 1000,
