@@ -414,9 +414,9 @@ def instrumented(timers: Timers) -> Iterator[None]:
         with timers.span(f"action: {action.name}"):
             return await gesture(self, action, place)
 
-    async def _settle(self):  # type: ignore[no-untyped-def]
-        with timers.span("after action: wait for load"):
-            return await settle(self)
+    async def _settle(self, **kw):  # type: ignore[no-untyped-def]
+        with timers.span("after action: wait for load (and the pointer's park)"):
+            return await settle(self, **kw)
 
     async def _goto(self, url):  # type: ignore[no-untyped-def]
         with timers.span("open: goto + load"):

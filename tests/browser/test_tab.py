@@ -77,3 +77,46 @@ def test_the_page_after_an_action_is_read_with_the_pointer_back_in_the_corner() 
         texts = asyncio.run(main(server.url + "/"))
     for text in texts:
         assert "over corner" in text and "over Press" not in text, text
+
+
+FIND_PAGE = """<div class="menu"><button>Open</button></div><button class="twin">A</button>
+<button class="twin">B</button><p class="text">no id</p>"""
+
+
+def test_find_answers_the_same_from_the_read_and_from_its_own_call() -> None:
+    """The verifier's next target, looked up by the page's read or by a call of its own."""
+    app = FastAPI()
+    app.get("/", response_class=HTMLResponse)(lambda: FIND_PAGE)
+    selectors = [".menu", ".twin", ".absent", ".text"]
+
+    async def main(url: str) -> tuple[list, list, list]:
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            try:
+                tab = await BrowserTab.open(await new_context(browser))
+                await tab.goto(url)
+                seen = await tab.observe()
+                called = [await tab.find(s) for s in selectors]
+                calls: list[str] = []
+                real_call = tab._call
+
+                async def counting(name: str, arg: object) -> object:
+                    calls.append(name)
+                    return await real_call(name, arg)
+
+                tab._call = counting  # type: ignore[method-assign]
+                from_read = []
+                for selector in selectors:
+                    tab.find_next = selector
+                    await tab.observe()
+                    from_read.append(await tab.find(selector))
+                return called, from_read, [calls, seen.nodes]
+            finally:
+                await browser.close()
+
+    with LiveServer(app) as server:
+        called, from_read, (calls, nodes) = asyncio.run(main(server.url + "/"))
+    bids = {n["name"]: n["bid"] for n in nodes}
+    assert called == [(1, bids["Open"]), (2, bids["A"]), (0, None), (1, None)]
+    assert from_read == called
+    assert calls == ["read"] * len(selectors)  # the reads answered: no call of find's own

@@ -66,7 +66,18 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
   window.__ww = {
     walk: WALK,
     // the rows, and with opts.key the digest of what the pixels depend on (capture.py)
-    read: async (opts) => ({rows: window.__ww.walk(opts), key: opts.key ? await pixelsKey() : null}),
+    // with opts.find, the match of that selector too (see find)
+    read: async (opts) => ({rows: window.__ww.walk(opts), key: opts.key ? await pixelsKey() : null,
+                            find: opts.find || null, found: opts.find ? window.__ww.find(opts.find) : null}),
+    // How many elements match a CSS selector, and the id of the first (its own, or of the
+    // first element with an id inside it; null when it got none: not visible).
+    find: (selector) => {
+      const found = document.querySelectorAll(selector);
+      if (!found.length) return [0, null];
+      const own = found[0].getAttribute("BID");
+      const inner = own ? null : found[0].querySelector("[BID]");
+      return [found.length, own || (inner ? inner.getAttribute("BID") : null)];
+    },
     // Where the pointer will act. With the pointer on a hovered element (hovering), an
     // action in that element's hover menu happens in place; any other must first wait
     // for the pointer to leave (needsPark), so no scrolling happens under it.
@@ -115,7 +126,8 @@ PAGE_LIBRARY_JS = "(() => { if (window.__ww) return;" + HIDE_CARET_JS + PLACE_FN
     }, 0)),
   };
 })();""".replace("WALK", WALK_JS.strip()).replace("MENU", repr("." + contract.HOVER_MENU_CLASS)) \
-    .replace("PIXELS_KEY", PIXELS_KEY_JS.strip()).replace("PARK_WAIT_MS", "2000")
+    .replace("PIXELS_KEY", PIXELS_KEY_JS.strip()).replace("PARK_WAIT_MS", "2000") \
+    .replace("BID", contract.BID_ATTR)
 
 
 # The answer comes back as one JSON string: Playwright's client checks a structured result
@@ -156,6 +168,9 @@ class BrowserTab:
         self.skip = skip  # parts of the page an observation leaves out (a CSS selector)
         self.shots = shots  # screenshots of pages seen before, by what their pixels depend on
         self.hovered = False           # the last action was a hover: the pointer is on the page
+        # a CSS selector each read of the page also looks up (see find), and what it found
+        self.find_next: str | None = None
+        self._found: tuple[str, list] | None = None
         self._read_after_action: dict | None = None  # the page's rows (and key) read then
         self._loaded = asyncio.Event()
         self._leaving = asyncio.Event()  # a page load started (a document request)
@@ -210,21 +225,34 @@ class BrowserTab:
         screenshot (webworld.browser.capture) if asked."""
         read, self._read_after_action = self._read_after_action, None
         try:
-            rows, image = await self._read(read, screenshot)
+            read, image = await self._read(read, screenshot)
         except PlaywrightError as exc:
             if not _is_navigation(exc):
                 raise
             # a script of the page navigated: read the next page once it has loaded
             await self.page.wait_for_load_state("load", timeout=self.config.navigation_timeout_ms)
-            rows, image = await self._read(None, screenshot)
-        return observation_of(self.page.url, rows, image)
+            read, image = await self._read(None, screenshot)
+        self._found = (read["find"], read["found"]) if read.get("find") else None
+        return observation_of(self.page.url, read["rows"], image)
+
+    async def find(self, selector: str) -> tuple[int, str | None]:
+        """How many elements of the page last observed match ``selector``, and the id of
+        the first (its own, or a container's first inside it: a hover menu is acted on
+        through its trigger button; None: not visible). Free when the observation's read
+        looked it up (``find_next`` was this selector); else one call to the page."""
+        if self._found is not None and self._found[0] == selector:
+            count, bid = self._found[1]
+        else:
+            count, bid = await self._call("find", selector)
+        return count, bid
 
     async def screenshot(self) -> bytes:
         """The viewport as PNG, as an observation shows it."""
         return await capture_png(self.page)
 
-    async def _read(self, read: dict | None, screenshot: bool) -> tuple[list, bytes | None]:
-        """The page's rows (unless read already) and its screenshot. With a screenshot
+    async def _read(self, read: dict | None, screenshot: bool) -> tuple[dict, bytes | None]:
+        """The page's read (rows, pixels key, found; unless read already) and its
+        screenshot. With a screenshot
         cache, the screenshot of a page seen before is the cached one; without, the two
         are asked for at once: the walk only marks elements with ids, which changes no
         pixel, so the capture's frame is the same whichever of the two the page runs first."""
@@ -232,26 +260,28 @@ class BrowserTab:
             return await self._read_with_capture()
         read = read or await self._call("read", self._read_options())
         if not screenshot:
-            return read["rows"], None
+            return read, None
         image = self.shots.get(read["key"]) if self.shots is not None else None
         if image is None:
             image = await self.screenshot()
             if self.shots is not None:
                 self.shots.put(read["key"], image)
-        return read["rows"], image
+        return read, image
 
-    async def _read_with_capture(self) -> tuple[list, bytes]:
-        """The rows and a fresh screenshot, asked for at once."""
-        found, image = await asyncio.gather(self._call("read", self._read_options()),
-                                            self.screenshot(), return_exceptions=True)
-        for outcome in (found, image):  # the walk's failure first: it may be a page load
+    async def _read_with_capture(self) -> tuple[dict, bytes]:
+        """The read and a fresh screenshot, asked for at once."""
+        read, image = await asyncio.gather(self._call("read", self._read_options()),
+                                           self.screenshot(), return_exceptions=True)
+        for outcome in (read, image):  # the walk's failure first: it may be a page load
             if isinstance(outcome, BaseException):
                 raise outcome
-        return found["rows"], image
+        return read, image
 
     def _read_options(self) -> dict[str, Any]:
-        """What the page library's read and settle take: with a cache, the pixels' key too."""
-        return {"skip": self.skip, "key": self.shots is not None}
+        """What the page library's read and settle take: with a cache, the pixels' key too;
+        the selector to look up (its answer names it: a read kept for later still says
+        what it looked up)."""
+        return {"skip": self.skip, "key": self.shots is not None, "find": self.find_next}
 
     async def _call(self, name: str, arg: Any) -> Any:
         """``window.__ww[name](arg)``; on a document the init script did not reach, the

@@ -27,17 +27,6 @@ from webworld.explore.candidates import expected_states
 from webworld.spec.models import WorldSpec
 from webworld.verify.gestures import Gesture, element_label, gestures
 
-# The target's observation id; a container (a hover menu) is acted on through its first
-# interactive descendant (the menu's trigger button).
-_FIND_JS = """s => {
-  const found = document.querySelectorAll(s);
-  if (!found.length) return [0, null];
-  const e = found[0];
-  const own = e.getAttribute('BID');
-  const inner = own ? null : e.querySelector('[BID]');
-  return [found.length, own || (inner ? inner.getAttribute('BID') : null)];
-}""".replace("BID", contract.BID_ATTR)
-
 
 @dataclass
 class Endpoint:
@@ -106,8 +95,13 @@ class Replay:
         self.sid = ""
         self.final: dict[str, Any] = {}  # the true state after the last step
         self._check: asyncio.Future | None = None  # the truth check of the last step
+        # each gesture's target, in order: the page's read after a gesture looks up the next
+        # one's (BrowserTab.find_next), so resolving it costs no call to the page
+        self._targets = [g.selector for step in candidate["steps"] for gui in step["gui"]
+                         for g in gestures(spec, step["page"], gui)]
 
     async def run(self) -> list[Recorded]:
+        self.tab.find_next = self._targets[0] if self._targets else None
         await self._open()
         expected = expected_states(self.candidate)
         try:
@@ -122,6 +116,7 @@ class Replay:
                         self._expect(expected[k] if trigger else before, step, gui))
             await self._checked()
         finally:
+            self.tab.find_next = None
             if self._check is not None:  # the run was cancelled: drop the check's answer
                 abandon(self._check)
         return self.recorded
@@ -163,6 +158,8 @@ class Replay:
             await self._checked()
             action = BrowserAction(gesture.action, bid, gesture.arg)
             self._record(k, step, gui, action, seen)
+            done = len(self.recorded)  # gestures done, this one included
+            self.tab.find_next = self._targets[done] if done < len(self._targets) else None
             try:
                 outcome = await self.tab.act(action, seen)
             except ActionRefused as refused:
@@ -173,7 +170,7 @@ class Replay:
 
     async def _resolve(self, gesture: Gesture, seen: Observation) -> str:
         """The observation id of the gesture's target, or a classified failure."""
-        count, bid = await self.page.evaluate(_FIND_JS, gesture.selector)
+        count, bid = await self.tab.find(gesture.selector)
         if count == 0:
             raise Failure("element_missing", f"no element matches {gesture.selector}")
         if count > 1:
