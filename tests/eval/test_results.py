@@ -4,6 +4,8 @@ results file cut off mid-line by a kill."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,21 @@ def test_rates_and_compare_on_shared_episodes() -> None:
     with pytest.raises(UsageError, match="share no episode"):
         compare(a, [_record("x", True)])
     assert json.loads(json.dumps(a[0]))["key"] == "k0"
+
+
+def test_one_run_writes_a_results_file_at_a_time(tmp_path: Path) -> None:
+    """A second run on the same file is refused while the first lives, allowed once it died."""
+    path = tmp_path / "eval.jsonl"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from webworld.eval.results import ResultsFile; f = ResultsFile(Path(sys.argv[1])); "
+         "print('held', flush=True); time.sleep(60)", str(path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(UsageError, match="another run is writing"):
+            ResultsFile(path)
+    finally:
+        holder.kill()
+        holder.wait()
+    ResultsFile(path).close()  # the kernel let the lock go with the killed run

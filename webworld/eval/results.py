@@ -8,6 +8,7 @@ difference of two runs with Newcombe's interval built from those.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -62,12 +63,20 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 
 class ResultsFile:
-    """Appends whole lines, flushed and synced, so a kill loses at most the episode running."""
+    """Appends whole lines, flushed and synced, so a kill loses at most the episode running.
+    One writer at a time: two runs resuming the same file would both play what it lacks."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = path.open("a", encoding="utf-8")
+        try:  # released by the kernel when the file closes, a killed run's too
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise UsageError("another run is writing this results file (its episodes would be "
+                             "played twice): wait for it to end, or give this run its own --out",
+                             str(path)) from None
 
     def append(self, record: dict[str, Any]) -> None:
         self._handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")

@@ -85,6 +85,13 @@ class EvalRun:
         self.traced = {p.key for p in self.plans[::every][:config.traces]}
 
     def run(self) -> RunStats:
+        results = ResultsFile(self.out)  # locked first: a second run on the file stops here
+        try:
+            return self._run(results)
+        finally:
+            results.close()
+
+    def _run(self, results: ResultsFile) -> RunStats:
         done = self._done_keys()
         todo = [p for p in self.plans if p.key not in done]
         stats = RunStats(skipped=len(self.plans) - len(todo))
@@ -92,7 +99,7 @@ class EvalRun:
             return stats
         started = time.perf_counter()
         workers = min(self.config.workers, len(todo))
-        server, envs, results = None, [], ResultsFile(self.out)
+        server, envs = None, []
         task = self.progress.add_task("episodes", total=len(todo)) if self.progress else None
         try:
             if self.config.ray:
@@ -113,7 +120,6 @@ class EvalRun:
         except BudgetExceeded as exc:
             stats.stopped = str(exc)
         finally:
-            results.close()
             for env in envs:
                 env.close()
             if server is not None:
