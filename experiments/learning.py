@@ -162,7 +162,9 @@ def rl_start(work: Path, *, record: bool = False) -> str:
         return chosen.read_text().strip()
     name = best_sft(work)
     if record:
-        chosen.write_text(name + "\n")
+        from webworld.fsio import atomic_write_text
+
+        atomic_write_text(chosen, name + "\n")
     return name
 
 
