@@ -171,9 +171,9 @@ def rl_start(work: Path, *, record: bool = False) -> str:
 def rl_flags(quick: bool) -> list[str]:
     """VESPO from the SFT policy: each episode starts one step before the goal of its verified
     path, the curriculum widening it as the batch's success passes 0.6, up to whole tasks.
-    The budget is what 2 CPU cores run in about an hour (a reply is about 25 tokens): 12
-    batches of 4 tasks x 4 episodes; a 1-batch probe of 8 episodes took 48 s to sample 15
-    turns and 21 s to learn from them."""
+    The budget is what 2 CPU cores should run in about an hour (an estimate from a 1-batch
+    probe: 8 episodes, 15 turns, 48 s to sample and 21 s to learn): 12 batches of 4 tasks x 4
+    episodes, replies up to 64 tokens (a reply is about 25)."""
     steps, tasks, group = ("2", "2", "2") if quick else ("12", "4", "4")
     return ["--algo", "vespo", "--from-goal", "1", "--curriculum", "--steps", steps, "--tasks",
             tasks, "-G", group, "--max-new-tokens", "64", "--checkpoint-every", "1"]
