@@ -26,6 +26,7 @@ from stages import ROOT, Stages, rel  # noqa: E402
 DOCS = ROOT / "docs"
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
 TURNS_SAMPLE = 160  # recorded turns a per-turn eval asks (seeded), about 10 min on 2 cores
+REPEATED = 3  # an action played this often in one episode counts as a loop
 
 # Training worlds: the held-out suite's profiles and UI-pattern mix (the procedural proposer at
 # other seeds), never its archetypes (coworking, government_form, pet_adoption) nor its seeds
@@ -126,12 +127,13 @@ def token_histogram(data: Path, specs: Path, trajectories: Path, doc: Path, plot
 REWARDS = ("success", "progress")
 # SFT runs (folder: extra flags), the same data and budget: as exported; with each epoch's
 # element ids renumbered (`--relabel-ids`) so ids are read off the page, not remembered; and
-# with the typed values varied too (`--vary-values`) so they are copied from the task
+# with the typed values varied and the picked element moved to a sibling's place too
+# (`--vary-values --move-choices`) so values are copied from the task and choices read in it
 # (extra flags, the stage's name in stages.json)
 SFT_RUNS = {"sft": ([], "SFT"),
             "sft-relabel": (["--relabel-ids"], "SFT, ids relabelled"),
-            "sft-relabel-values": (["--relabel-ids", "--vary-values"],
-                                   "SFT, ids relabelled, values varied")}
+            "sft-varied": (["--relabel-ids", "--vary-values", "--move-choices"],
+                           "SFT, ids relabelled, values varied, choices moved")}
 
 
 # trained before RL (RL starts from the better of them); the others run after the RL stages
@@ -171,12 +173,14 @@ def rl_start(work: Path, *, record: bool = False) -> str:
 def rl_flags(quick: bool) -> list[str]:
     """VESPO from the SFT policy: each episode starts one step before the goal of its verified
     path, the curriculum widening it as the batch's success passes 0.6, up to whole tasks.
-    The budget is what 2 CPU cores should run in about an hour (an estimate from a 1-batch
-    probe: 8 episodes, 15 turns, 48 s to sample and 21 s to learn): 12 batches of 4 tasks x 4
-    episodes, replies up to 64 tokens (a reply is about 25)."""
-    steps, tasks, group = ("2", "2", "2") if quick else ("12", "4", "4")
+    The budget: 20 batches of 4 tasks x 4 episodes, replies up to 64 tokens (a reply is about
+    25), with a 2-step warm-up of the family's learning rate (the default 10 steps would have
+    kept most of a run this short below its peak). Measured: the first batches, 1-2 steps
+    from the goal, took 15-45 s to sample and 7-11 s to learn."""
+    steps, tasks, group = ("2", "2", "2") if quick else ("20", "4", "4")
     return ["--algo", "vespo", "--from-goal", "1", "--curriculum", "--steps", steps, "--tasks",
-            tasks, "-G", group, "--max-new-tokens", "64", "--checkpoint-every", "1"]
+            tasks, "-G", group, "--max-new-tokens", "64", "--warmup", "2",
+            "--checkpoint-every", "1"]
 
 
 def training_subset(worlds: Path, data: Path, target: Path, count: int) -> Path:
@@ -215,16 +219,15 @@ class Evals:
         return out
 
 
-    def turns(self, name: str, chats: Path, policy: str, relabel: bool = False) -> Path:
-        """Per-turn accuracy on a sample of recorded turns (`webworld eval turns`), their ids
-        renumbered with ``relabel``."""
+    def turns(self, name: str, chats: Path, policy: str, *flags: str) -> Path:
+        """Per-turn accuracy on a sample of recorded turns (`webworld eval turns`), changed as
+        ``flags`` say (`--relabel-ids`, `--move-choices`)."""
         out = self.work / "eval" / f"turns-{name}.json"
         if self.quick and policy == "hf:smollm2":
             return out  # the real weights are too slow for a smoke run
         self.stages.run(f"eval turns-{name}", ["eval", "turns", rel(chats), "--policy", policy,
                                                "-n", "8" if self.quick else str(TURNS_SAMPLE),
-                                               "--seed", "0", "--out", rel(out),
-                                               *(["--relabel-ids"] if relabel else [])], out)
+                                               "--seed", "0", "--out", rel(out), *flags], out)
         return out
 
 
@@ -238,8 +241,8 @@ class SftRuns:
         return f"hf:{rel(self.work / name / 'model')}"
 
     def train(self, name: str) -> None:
-        """Train run ``name``, then ask it validation turns, training turns and validation
-        turns with their ids renumbered."""
+        """Train run ``name``, then ask it validation turns, training turns, and validation
+        turns with their ids renumbered and with their named choices moved."""
         flags, stage = SFT_RUNS[name]
         sft = self.work / name
         self.stages.run(stage, ["train", "sft", "--data", rel(self.data), "--model",
@@ -248,7 +251,8 @@ class SftRuns:
         validation, train = self.data / "sft" / "validation.jsonl", self.data / "sft" / "train.jsonl"
         self.evals.turns(name, validation, self.policy(name))
         self.evals.turns(f"{name}-train", train, self.policy(name))
-        self.evals.turns(f"{name}-relabelled", validation, self.policy(name), relabel=True)
+        self.evals.turns(f"{name}-relabelled", validation, self.policy(name), "--relabel-ids")
+        self.evals.turns(f"{name}-moved", validation, self.policy(name), "--move-choices")
 
     def held_out(self, name: str) -> None:
         self.evals.run(f"heldout-{name}", "heldout", self.policy(name))
@@ -361,10 +365,21 @@ def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
 
     def by_kind(records: list[dict]) -> list[str]:
         parts = {kind: [r for r in records if r.get("kind") == kind] for kind in kinds}
-        return [Rate(k, len(v), sum(r["success"] for r in v)).shown() if v else "-"
-                for k, v in parts.items()]
-    header = ["policy", "episodes", "success [95% CI]", *kinds, "failure reasons"]
+        failed = [r for r in records if not r["success"]]
+        return [*(Rate(k, len(v), sum(r["success"] for r in v)).shown() if v else "-"
+                  for k, v in parts.items()), f"{sum(map(repeating, failed))}/{len(failed)}"]
+    header = ["policy", "episodes", "success [95% CI]", *kinds, "failed repeating an action",
+              "failure reasons"]
     return policy_rows(work, policies, header, by_kind)
+
+
+def repeating(record: dict) -> bool:
+    """Whether an episode played one action (element and all) three times or more: the
+    greedy policy's loop on a page its action did not change."""
+    from collections import Counter
+
+    counts = Counter(record.get("actions", []))
+    return bool(counts) and counts.most_common(1)[0][1] >= REPEATED
 
 
 def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[str]:
@@ -388,7 +403,8 @@ def turn_rows(work: Path) -> list[str]:
     asked = [("SmolLM2 zero shot", "zero-shot", "validation worlds")]
     for run, label in zip(SFT_RUNS, map(sft_label, SFT_RUNS), strict=True):
         asked += [(label, run, "validation worlds"), (label, f"{run}-train", "training worlds"),
-                  (label, f"{run}-relabelled", "validation worlds, ids relabelled")]
+                  (label, f"{run}-relabelled", "validation worlds, ids relabelled"),
+                  (label, f"{run}-moved", "validation worlds, named choices moved")]
     for label, name, split in asked:
         path = work / "eval" / f"turns-{name}.json"
         if not path.is_file():

@@ -1,11 +1,11 @@
 """Augmentations of SFT turns: each keeps what the turn says and moves what a model could
-remember instead of read (ids, typed values)."""
+remember instead of read (ids, typed values, the place of a named choice)."""
 
 from __future__ import annotations
 
 import random
 
-from webworld.data.augment import relabel_ids, vary_value
+from webworld.data.augment import move_choice, relabel_ids, vary_value
 from webworld.data.prompting import history_entry, parse_reply, step_messages
 
 
@@ -61,3 +61,57 @@ def test_a_varied_value_is_new_of_its_field_and_replaced_wherever_the_turn_shows
     assert vary_value(click, random.Random(0)) == click
     free = step_messages(task, page, "https://shop.test/", [], "Go.", "fill('5', 'tea')")
     assert vary_value(free, random.Random(0)) == free
+
+
+MENU = ("RootWebArea 'Permits'\n[1] button 'Browse categories', expanded\n"
+        "  [2] menuitem 'Pets'\n  [3] menuitem 'Recreation'\n  [4] menuitem 'Housing'\n"
+        "[5] link 'Pets and animals'")
+
+
+def _picked(chat: list[dict[str, str]]) -> tuple[str, str]:
+    """The id the reply acts on and the name its page line shows."""
+    user, reply = chat[1]["content"], chat[2]["content"]
+    bid = parse_reply(reply).split("'")[1]
+    line = next(x for x in user.split("Page:")[1].splitlines() if x.strip().startswith(f"[{bid}] "))
+    return bid, line.split("'")[1]
+
+
+def test_a_named_choice_moves_to_a_sibling_s_place_and_stays_the_answer() -> None:
+    history = [history_entry("hover('1')", MENU)]
+    chat = step_messages("Apply for a licence: browse the Recreation section.", MENU,
+                         "https://permits.test/", history, "Open the Recreation section.",
+                         "click('3')")
+    places = set()
+    for seed in range(20):
+        new = move_choice(chat, random.Random(seed))
+        user = new[1]["content"]
+        bid, name = _picked(new)
+        assert name == "Recreation" and bid in {"2", "4"}  # the named one, at another place
+        assert user.split("Page:")[0] == chat[1]["content"].split("Page:")[0]  # task, history
+        assert new[2]["content"].startswith("Thought: Open the Recreation section.")
+        page = user.split("Page:")[1]
+        assert sorted(page.count(f"menuitem '{n}'") for n in ("Pets", "Recreation", "Housing")) \
+            == [1, 1, 1] and f"[{bid}] menuitem 'Recreation'" in page
+        assert "[5] link 'Pets and animals'" in page and new[0] == chat[0]
+        places.add(bid)
+    assert places == {"2", "4"}  # drawn among the siblings of the same role
+
+
+def test_a_radio_moves_within_its_group_and_other_turns_are_kept() -> None:
+    form = ("StaticText 'Priority'\n[6] radio 'Normal', unchecked\n[7] radio 'Urgent', "
+            "unchecked\n[8] textbox 'Email', value=''\nStaticText 'Was this page helpful?'\n"
+            "[12] radio 'Yes', unchecked\n[13] radio 'No', unchecked")
+    urgent = step_messages("Contact us: choose Urgent for priority.", form, "https://s.test/",
+                           [], "Urgent it is.", "click('7')")
+    for seed in range(10):  # two groups of a form are two questions
+        new = move_choice(urgent, random.Random(seed))
+        assert _picked(new) == ("6", "Urgent") and "[7] radio 'Normal'" in new[1]["content"]
+        assert "[12] radio 'Yes'" in new[1]["content"]
+    # the task does not name the target, the reply types, or no sibling: as it was
+    for task, action in (("Apply for a licence.", "click('3')"),
+                         ("Type Recreation.", "fill('3', 'Recreation')")):
+        plain = step_messages(task, MENU, "https://permits.test/", [], "Go.", action)
+        assert move_choice(plain, random.Random(0)) == plain
+    alone = step_messages("Open Recreation.", "[3] menuitem 'Recreation'", "https://p.test/",
+                          [], "Go.", "click('3')")
+    assert move_choice(alone, random.Random(0)) == alone

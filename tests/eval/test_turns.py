@@ -79,35 +79,49 @@ def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path)
     assert "Traceback" not in result.output
 
 
-def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(tmp_path: Path) -> None:
+def _reader(body: dict) -> Reply:  # finds 'Studios', the task's section, on the page it is shown
+    page = body["messages"][-1]["content"].split("Page:")[1]
+    line = next(x for x in page.splitlines() if "'Studios'" in x)
+    return Reply(f"Thought: go\nAction: click('{line.strip()[1:].split(']')[0]}')")
+
+
+def _rememberer(body: dict) -> Reply:  # answers the id, and place, it saw in training
+    return Reply("Thought: go\nAction: click('2')")
+
+
+def _correct_with(flag: str, tmp_path: Path) -> dict[tuple[str, bool], int]:
+    """Turns each model answers as recorded, asked as exported and with ``flag``."""
     data = tmp_path / "validation.jsonl"
     data.write_text("".join(json.dumps({"messages": _chat("click('2')", i)}) + "\n"
                             for i in range(6)))
-
-    def reader(body: dict) -> Reply:  # finds 'Studios' on the page it is shown
-        line = next(x for x in body["messages"][-1]["content"].splitlines() if "'Studios'" in x)
-        return Reply(f"Thought: go\nAction: click('{line.strip()[1:].split(']')[0]}')")
-
-    def rememberer(body: dict) -> Reply:  # answers the id it saw in training
-        return Reply("Thought: go\nAction: click('2')")
-
     config = tmp_path / "webworld.toml"
     config.write_text(f'[llm]\nmax_retries = 0\ncache_dir = "{tmp_path / "cache"}"\n')
     correct = {}
-    for name, responder in (("reader", reader), ("rememberer", rememberer)):
-        for relabel in (False, True):
-            out = tmp_path / f"{name}-{relabel}.json"
+    for name, responder in (("reader", _reader), ("rememberer", _rememberer)):
+        for changed in (False, True):
+            out = tmp_path / f"{name}-{changed}.json"
             with LiveServer(create_scripted_app(Script(responder=responder, models=[name]))) as server:
                 result = runner.invoke(app, [
                     "eval", "turns", str(data), "--policy", f"openai:{name}", "--out", str(out),
                     "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
-                    "--llm-config", str(config), *(["--relabel-ids"] if relabel else [])])
+                    "--llm-config", str(config), *([flag] if changed else [])])
             assert result.exit_code == 0, result.output
             scores = json.loads(out.read_text())
-            assert scores["relabel_ids"] is relabel
-            correct[name, relabel] = scores["correct"]
+            assert scores[flag.strip("-").replace("-", "_")] is changed
+            correct[name, changed] = scores["correct"]
+    return correct
+
+
+def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(tmp_path: Path) -> None:
+    correct = _correct_with("--relabel-ids", tmp_path)
     assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
     assert correct["rememberer", True] < 3  # '2' is rarely Studios' number once renumbered
+
+
+def test_moved_choices_tell_a_model_that_reads_from_one_that_picks_a_place(tmp_path: Path) -> None:
+    correct = _correct_with("--move-choices", tmp_path)
+    assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
+    assert correct["rememberer", True] == 0  # 'Studios' moved to where 'Hot desks' stood
 
 
 def test_a_model_the_endpoint_does_not_serve_is_an_error_not_a_zero(tmp_path: Path) -> None:

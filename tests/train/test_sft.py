@@ -137,6 +137,21 @@ def test_relabelled_ids_are_new_each_epoch_and_what_the_model_learns_from(
         "relabel_ids"] is True
 
 
+def test_moved_choices_reach_the_chats_an_epoch_learns_from(export: Path, tmp_path: Path) -> None:
+    from webworld.data.prompting import step_messages
+    from webworld.train.sft import augmented_chats, fitting_chats
+
+    menu = "[1] button 'Browse', expanded\n  [2] menuitem 'Pets'\n  [3] menuitem 'Housing'"
+    named, plain = (step_messages(task, menu, "https://p.test/", [], "Go.", "click('3')")
+                    for task in ("Browse the Housing section.", "Browse a section."))
+    tokenizer = tiny_tokenizer()
+    chats, encoded = fitting_chats(tokenizer, [named, plain], 1024)
+    moved = augmented_chats(tokenizer, chats, settings(export, tmp_path, move_choices=True), 0)
+    assert moved[0].reply_ids != encoded[0].reply_ids  # the task names its choice: now '2'
+    assert "click('2')" in tokenizer.decode(moved[0].reply_ids)
+    assert moved[1] == encoded[1]
+
+
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="longer than max_length"):
         run_sft(settings(export, tmp_path, max_length=16), progress=False)

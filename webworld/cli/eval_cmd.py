@@ -175,13 +175,16 @@ def turns_cmd(
     relabel: bool = typer.Option(False, "--relabel-ids", help="Ask each turn with its element ids "
                                  "renumbered (seeded, in page order): a model that remembers "
                                  "ids rather than reading them falls here."),
+    move: bool = typer.Option(False, "--move-choices", help="Ask each turn whose task names the "
+                              "element it picks with that element moved to a sibling's place "
+                              "(seeded): a model that picks by place, not by name, falls here."),
     results: Path = typer.Option(None, "--out", "-o", help="Also write the scores as JSON here."),
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda."),
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
     """Per-turn accuracy: how often the policy answers a recorded turn with its action."""
-    from webworld.data.augment import relabel_ids
+    from webworld.data.augment import move_choice, relabel_ids
     from webworld.eval.policies import make_eval_policy
     from webworld.eval.results import Rate
     from webworld.eval.turns import read_turns, score_turns
@@ -192,8 +195,10 @@ def turns_cmd(
     if not policy.startswith(("hf:", "openai:")):
         raise UsageError(f"eval turns scores a model: hf:PATH or openai:MODEL, not {policy!r}")
     chats = read_turns(data, sample, seed)
+    rng = random.Random(seed)
+    if move:
+        chats = [move_choice(chat, rng) for chat in chats]
     if relabel:
-        rng = random.Random(seed)
         chats = [relabel_ids(chat, rng) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
                               config_file=config_file, budget_usd=budget)
@@ -216,4 +221,5 @@ def turns_cmd(
     out.print(f"well-formed actions: {scores.well_formed}/{scores.turns}")
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
-                                    "relabel_ids": relabel, **scores.as_dict()})
+                                    "relabel_ids": relabel, "move_choices": move,
+                                    **scores.as_dict()})

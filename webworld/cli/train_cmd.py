@@ -44,6 +44,9 @@ def sft_cmd(
     vary_values: bool = typer.Option(False, "--vary-values", help="Replace the value each chat "
                                      "types (the task gives it) with a new one of its field "
                                      "every epoch, so values are copied, not recalled."),
+    move_choices: bool = typer.Option(False, "--move-choices", help="Move the element each "
+                                      "chat picks (the task names it) to a sibling's place every "
+                                      "epoch, so choices are read, not placed."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -56,6 +59,7 @@ def sft_cmd(
         settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
                                device=device, relabel_ids=relabel_ids, vary_values=vary_values,
+                               move_choices=move_choices,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"

@@ -9,7 +9,12 @@ instead of copying the task's. Each function here takes one such shortcut away:
 
 * :func:`relabel_ids`: the element ids renumbered (page order kept);
 * :func:`vary_value`: the value a ``fill`` types, which the task gives, replaced by a new one
-  of its kind everywhere in the turn.
+  of its kind everywhere in the turn;
+* :func:`move_choice`: the element the reply acts on, when the task names it, moved to the
+  place of a sibling of its role (another menu item, radio, tab, list entry). On the held-out
+  worlds the relabelled SFT policy's first wrong step was such a sibling (``Pets``, first in
+  its menu, for the task's ``Recreation``, second) in 12 of its 48 failed episodes: where
+  the choice stood on the training sites answered for reading the task.
 """
 
 from __future__ import annotations
@@ -68,6 +73,73 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
     new = _new_value((parse_line(line)[3] if line else None) or "", value, rng)
     whole = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)")
     return _replace_in_turn(chat, lambda text: whole.sub(lambda _: new, text))
+
+
+_PAGE = "\nPage:\n"  # where a user message's page starts (webworld.data.prompting)
+# actions on an element the task may name: where it stands on the page can be moved
+MOVABLE = {"click", "hover", "check", "uncheck"}
+# roles whose siblings are the lines next to each other (a radio group), not every line of the
+# role: two radio groups of a form are two questions
+GROUPED = {"radio", "checkbox"}
+
+
+def move_choice(chat: Chat, rng: random.Random) -> Chat:
+    """``chat`` with the element its reply acts on, where the task's line names it, moved to
+    the place of a sibling drawn with ``rng`` (an element of its role: a menu item, radio,
+    tab, list entry): the two page lines trade names and the reply acts on the sibling's id.
+    Task, history and thought are kept: the answer is still the element the task names, now
+    where another one stood. Other turns are returned as they are, and so are names a page
+    line would show escaped (quotes, backslashes)."""
+    action = parse_call(parse_reply(chat[-1]["content"]) or "")
+    if action is None or action.name not in MOVABLE:
+        return chat
+    user = next(m["content"] for m in chat if m["role"] == "user")
+    head, marker, page = user.partition(_PAGE)
+    rows = page.splitlines()
+    lines = [parse_line(row) for row in rows]
+    at = next((i for i, line in enumerate(lines) if line[1] == action.bid), None)
+    if not marker or at is None:
+        return chat
+    name = lines[at][3]
+    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
+        return chat
+    siblings = [i for i in _group(lines, at) if lines[i][3] != name and _plain(lines[i][3] or "")]
+    if not siblings:
+        return chat
+    other = rng.choice(siblings)
+    rows[at] = rows[at].replace(f"'{name}'", f"'{lines[other][3]}'", 1)
+    rows[other] = rows[other].replace(f"'{lines[other][3]}'", f"'{name}'", 1)
+    reply = chat[-1]["content"]
+    thought, _, act = reply.rpartition("Action:")
+    act = act.replace(f"('{action.bid}'", f"('{lines[other][1]}'", 1)
+    return [*(m if m["role"] != "user" else {**m, "content": head + marker + "\n".join(rows)}
+              for m in chat[:-1]), {**chat[-1], "content": f"{thought}Action:{act}"}]
+
+
+def _group(lines: list[tuple], at: int) -> list[int]:
+    """The indices of the element at ``at`` and its siblings, elements of its role at its
+    depth: for a radio or checkbox those of its run of lines (lines nested deeper allowed),
+    else all on the page."""
+    depth, _, role, _, _ = lines[at]
+    start, end = 0, len(lines) - 1
+    if role in GROUPED:
+        start = end = at
+        while start > 0 and (lines[start - 1][0] > depth or lines[start - 1][2] == role):
+            start -= 1
+        while end + 1 < len(lines) and (lines[end + 1][0] > depth or lines[end + 1][2] == role):
+            end += 1
+    return [i for i in range(start, end + 1)
+            if lines[i][2] == role and lines[i][0] == depth and lines[i][1] and lines[i][3]]
+
+
+def _plain(name: str) -> bool:
+    """A name a page line shows as it is (no escaped quote or backslash)."""
+    return "'" not in name and "\\" not in name
+
+
+def _whole(text: str) -> re.Pattern[str]:
+    """``text`` standing as a whole: not inside a longer word."""
+    return re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
 
 
 def _new_value(label: str, value: str, rng: random.Random) -> str:
