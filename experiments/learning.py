@@ -136,7 +136,8 @@ SFT_RUNS = {"sft": ([], "SFT"),
                            "SFT, ids relabelled, values varied, choices moved")}
 
 
-# trained before RL (RL starts from the better of them); the others run after the RL stages
+# trained before RL (RL starts from the better of them); the others run after RL's first
+# seed, whose rows come first because they are what docs/learning.md lacked longest
 SFT_BEFORE_RL = ("sft", "sft-relabel")
 
 
@@ -306,7 +307,9 @@ def main() -> None:
     sft_policy = f"hf:{rel(sft / 'model')}"
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
     evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
-    for seed in args.seeds:
+
+    def rl(seed: int) -> None:
+        """RL from the SFT start with each reward, then each RL policy on the training worlds."""
         for reward in REWARDS:
             run = work / f"rl-{reward}-s{seed}"
             flags = rl_flags(args.quick) + ["--reward", reward, "--seed", str(seed)]
@@ -316,6 +319,14 @@ def main() -> None:
                 rel(run), *flags, *resume], run / "model" / "config.json")
             evals.run(f"train-rl-{reward}-s{seed}", rel(train_worlds),
                       f"hf:{rel(run / 'model')}", "--fast")
+
+    rl(args.seeds[0])
+    for name in SFT_RUNS:
+        if name not in SFT_BEFORE_RL:
+            sft_run.train(name)
+            sft_run.held_out(name)
+    for seed in args.seeds[1:]:
+        rl(seed)
     for reward in REWARDS:
         evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}", "heldout",
                   f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}")
@@ -331,10 +342,6 @@ def main() -> None:
                          ("rl-progress", best), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
-    for name in SFT_RUNS:
-        if name not in SFT_BEFORE_RL:
-            sft_run.train(name)
-            sft_run.held_out(name)
     write_doc(args, work, stages)
 
 
