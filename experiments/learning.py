@@ -473,11 +473,12 @@ def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     lines = []
     for reward in REWARDS:
-        runs = []
+        runs, going = [], 0
         for seed in seeds:
             path = work / f"rl-{reward}-s{seed}" / "metrics.jsonl"
             if path.is_file():
                 runs.append([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
+                going += not (path.parent / "model" / "config.json").is_file()
         if not runs:
             continue
         length = min(len(r) for r in runs)
@@ -485,7 +486,8 @@ def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
         level = [sum(r[i].get("from_goal", 0) for r in runs) / len(runs) for i in range(length)]
         axes[0].plot(range(1, length + 1), success, marker="o", label=f"{reward} reward")
         axes[1].plot(range(1, length + 1), level, marker="o", label=f"{reward} reward")
-        lines.append(f"- {reward} reward ({len(runs)} seeds, {length} batches): rollout success "
+        still = f", {going} still running" if going else ""
+        lines.append(f"- {reward} reward ({len(runs)} seeds{still}, {length} batches): rollout success "
                      + ", ".join(f"{v:.2f}" for v in success) + "; steps before the goal "
                      + ", ".join(f"{v:.1f}" for v in level))
     axes[0].set(xlabel="rollout batch", ylabel="rollout success (mean over seeds)",
@@ -514,11 +516,18 @@ def sft_lines(work: Path) -> list[str]:
         lines.append(
             f"- {label} (`{run}/`): {sft['steps']} optimiser steps, learning rate "
             f"{settings['learning_rate']}, top {settings['train_layers']} layers trained "
-            f"(0: all), ids relabelled each epoch: {settings.get('relabel_ids', False)}, train "
+            f"(0: all), augmentations each epoch: {augmentations(settings)}, train "
             f"loss {sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses']) or '-'}.")
     return [f"SFT runs (same data, same budget; RL starts from `{rl_start(work)}`, the one with "
             "more validation turns answered as recorded when RL started):", "", *lines]
+
+
+def augmentations(settings: dict) -> str:
+    """The augmentations an SFT run's settings turned on, as their flags."""
+    on = [flag for key, flag in (("relabel_ids", "--relabel-ids"), ("vary_values", "--vary-values"),
+                                 ("move_choices", "--move-choices")) if settings.get(key)]
+    return ", ".join(f"`{flag}`" for flag in on) or "none"
 
 
 def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
