@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import secrets
+import shutil
 import tarfile
 import tempfile
 from pathlib import Path
@@ -89,8 +90,11 @@ def pack_dir(folder: Path) -> bytes:
 
 
 def unpack_dirs(bundles: list[bytes], prefix: str) -> tuple[tempfile.TemporaryDirectory, list[Path]]:
-    """Unpack bundles into a fresh temp folder; the folders they hold, in order."""
-    root = tempfile.TemporaryDirectory(prefix=prefix)
+    """Unpack bundles into a fresh temp folder, named after this process (a worker's close
+    removes it; a killed worker's is removed by the next worker to start on its machine);
+    the folders they hold, in order."""
+    sweep_dead(prefix)
+    root = tempfile.TemporaryDirectory(prefix=f"{prefix}{_owner(os.getpid())}")
     dirs = []
     for data in bundles:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
@@ -100,6 +104,39 @@ def unpack_dirs(bundles: list[bytes], prefix: str) -> tuple[tempfile.TemporaryDi
             tar.extractall(root.name, filter="data")  # no links or paths out of the folder
         dirs.append(Path(root.name) / names.pop())
     return root, dirs
+
+
+def sweep_dead(prefix: str) -> None:
+    """Remove the scratch folders (``prefix`` + owner) of processes of this machine's pid
+    namespace that are gone: a worker killed outright never runs its own clean-up."""
+    mine = f"{prefix}{_pid_namespace()}-"
+    for folder in Path(tempfile.gettempdir()).glob(f"{mine}*-*"):
+        pid = folder.name[len(mine):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _owner(pid: int) -> str:
+    """``<pid namespace>-<pid>-``: a pid names a process only within its namespace (a
+    container sharing /tmp has its own)."""
+    return f"{_pid_namespace()}-{pid}-"
+
+
+def _pid_namespace() -> str:
+    try:
+        return "".join(filter(str.isdigit, os.readlink("/proc/self/ns/pid")))
+    except OSError:
+        return "0"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def died(ray: Any) -> tuple[type[BaseException], ...]:
