@@ -212,7 +212,10 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_numbers(lab: Built, tmp_p
               "--steps", "3", "--tasks", "2", "-G", "2", "--envs", "4", "--max-new-tokens", "8",
               "--checkpoint-every", "1", "--algo", "gspo", "-N", "2"]
     whole = _cli([*common, "--out", str(tmp_path / "whole")])
-    assert whole.wait(300) == 0, whole.stdout.read()
+    said = whole.communicate(timeout=300)[0]
+    assert whole.returncode == 0, said
+    # the default warm-up (10 optimiser steps) outlasts these 6: the user is told
+    assert "warm-up (10 optimiser steps) is over half of this run's 6" in " ".join(said.split())
     killed = _cli([*common, "--out", str(tmp_path / "killed")])
     metrics = tmp_path / "killed" / "metrics.jsonl"
     deadline = time.monotonic() + 300

@@ -140,6 +140,10 @@ def rl_cmd(
     elif latest(config.out) is not None:
         raise UsageError("this run folder holds checkpoints: pass --resume, or choose another "
                          "--out", str(config.out))
+    if config.warmup_steps * 2 > config.steps * config.minibatches:
+        err.print(f"[yellow]warning[/]: the warm-up ({config.warmup_steps} optimiser steps) is "
+                  f"over half of this run's {config.steps * config.minibatches}: most of it "
+                  "learns below the peak rate (--warmup sets it)")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err) as bar:
         run = RLRun(config)
