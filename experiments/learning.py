@@ -381,8 +381,8 @@ def held_out_rows(work: Path, policies: list[tuple[str, str]]) -> list[str]:
 
 
 def repeating(record: dict) -> bool:
-    """Whether an episode played one action (element and all) three times or more: the
-    greedy policy's loop on a page its action did not change."""
+    """Whether an episode played one action (element and all) :data:`REPEATED` times or
+    more: the greedy policy's loop on a page its action did not change."""
     from collections import Counter
 
     counts = Counter(record.get("actions", []))
