@@ -71,8 +71,7 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
         return chat
     line = page_line(user, action.bid)
     new = _new_value((parse_line(line)[3] if line else None) or "", value, rng)
-    whole = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)")
-    return _replace_in_turn(chat, lambda text: whole.sub(lambda _: new, text))
+    return _replace_in_turn(chat, lambda text: _whole(value).sub(lambda _: new, text))
 
 
 _PAGE = "\nPage:\n"  # where a user message's page starts (webworld.data.prompting)

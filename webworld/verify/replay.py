@@ -95,10 +95,12 @@ class Replay:
         self.sid = ""
         self.final: dict[str, Any] = {}  # the true state after the last step
         self._check: asyncio.Future | None = None  # the truth check of the last step
-        # each gesture's target, in order: the page's read after a gesture looks up the next
-        # one's (BrowserTab.find_next), so resolving it costs no call to the page
-        self._targets = [g.selector for step in candidate["steps"] for gui in step["gui"]
-                         for g in gestures(spec, step["page"], gui)]
+        # each GUI action's gestures, per step; their targets in order: the page's read after
+        # a gesture looks up the next one's (BrowserTab.find_next), so resolving it costs no
+        # call to the page
+        self._gestures = [[gestures(spec, step["page"], gui) for gui in step["gui"]]
+                          for step in candidate["steps"]]
+        self._targets = [g.selector for step in self._gestures for gui in step for g in gui]
 
     async def run(self) -> list[Recorded]:
         self.tab.find_next = self._targets[0] if self._targets else None
@@ -108,7 +110,7 @@ class Replay:
             for k, step in enumerate(self.candidate["steps"]):
                 before = expected[k - 1] if k else self.candidate["start"]
                 for j, gui in enumerate(step["gui"]):
-                    await self._perform(k, step, gui)
+                    await self._perform(k, step, gui, self._gestures[k][j])
                     trigger = j == len(step["gui"]) - 1
                     # the truth is read while the next page is observed; it is checked
                     # before the next action (a mismatch stays this step's failure)
@@ -147,8 +149,9 @@ class Replay:
             raise Failure("navigation_timeout", str(exc)) from None
         _check_status(outcome.status, url)
 
-    async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any]) -> None:
-        for gesture in gestures(self.spec, step["page"], gui):
+    async def _perform(self, k: int, step: dict[str, Any], gui: dict[str, Any],
+                       planned: list[Gesture]) -> None:
+        for gesture in planned:
             try:
                 seen = await self.tab.observe(screenshot=self.config.screenshots)
                 bid = await self._resolve(gesture, seen)
