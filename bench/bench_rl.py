@@ -92,10 +92,12 @@ def learner_rates(model, episodes, pad_id: int) -> list[float]:  # type: ignore[
             if way != "full logits":
                 logps = reply_logps(model, batch)
             else:
-                logits = model(input_ids=batch.input_ids,
-                               attention_mask=batch.attention_mask).logits
+                on = next(model.parameters()).device
+                logits = model(input_ids=batch.input_ids.to(on),
+                               attention_mask=batch.attention_mask.to(on)).logits
                 logp = torch.log_softmax(logits.float(), -1)
-                logps = logp[batch.rows, batch.positions - 1].gather(1, batch.targets[:, None])
+                logps = logp[batch.rows.to(on), batch.positions.to(on) - 1].gather(
+                    1, batch.targets.to(on)[:, None])
             logps.sum().backward()
             best[way] = max(best[way], tokens / (time.perf_counter() - started))
     return list(best.values())
@@ -154,7 +156,7 @@ def main() -> None:
         ours_gen, unshared_gen = gen_rates
         base_gen = hf_generate_rate(model, tokenizer, prompts, args.max_new_tokens)
         ours_learn, unshared_learn, base_learn = learner_rates(
-            model, rows[0][1].episodes[:8], tokenizer.pad_token_id)
+            model, rows[0][1].episodes[:2], tokenizer.pad_token_id)  # full logits of 8 OOM an H100
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -1,6 +1,11 @@
 """Everything webworld checks and measures on a GPU, in one command for a lent device machine:
 the `gpu` tests, `bench/bench_rl.py --device cuda` (fast env), and SmolLM2 SFT then VESPO on the
-fast env of the kit's worlds with an eval before and after; the tables go to ``--out``.
+fast env of the kit's worlds, the progress reward against success-only for the same batches,
+with an eval after each; the tables go to ``--out``, rewritten after every stage.
+
+Every stage runs within a share of ``--budget`` (a device call may run 10 minutes): a stage past
+its limit is killed and the run goes on (an RL run cut short is evaluated at its last
+checkpoint, and the success-only run gets as many batches as that checkpoint learnt from).
 
     bash scripts/gpu_kit.sh                               # here: the kit (wheels, worlds, weights)
     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \\
@@ -20,10 +25,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+# stdlib only: this process runs before the kit's wheels are on the path
+from webworld.fsio import atomic_write_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path("/tmp/webworld-site")  # where the kit's wheels and the weights go on the device
@@ -49,36 +61,84 @@ def install(wheels: Path, gguf_parts: list[Path]) -> dict[str, str]:
 
 
 class Runner:
-    """Runs each stage as a subprocess, keeping its command, wall time and output (all
-    stages' output in one log: a device call brings back at most 8 files)."""
+    """Runs each stage as a subprocess in its own process group, within a share of the call's
+    time budget, keeping its command, wall time and output (all stages' output in one log: a
+    device call brings back at most 8 files). A stage past its limit is killed whole (exit
+    124) and the run goes on: the results written so far are what a cut call brings back."""
 
-    def __init__(self, log: Path, env: dict[str, str]) -> None:
+    def __init__(self, log: Path, env: dict[str, str], budget_s: float) -> None:
         self.log, self.env, self.rows = log, env, []
+        self.deadline = time.perf_counter() + budget_s
 
-    def run(self, name: str, command: list[str], check: bool = True) -> str:
-        print(f"== {name}: {' '.join(command)}", flush=True)
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def run(self, name: str, command: list[str], limit_s: float = 1e9) -> int:
+        limit = max(1.0, min(limit_s, self.left()))
+        print(f"== {name} (at most {limit:.0f} s): {' '.join(command)}", flush=True)
         started = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, env=self.env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(command, cwd=ROOT, env=self.env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        try:
+            output, code = child.communicate(timeout=limit)[0], child.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)  # eval workers and all
+            output, code = child.communicate()[0] + f"\n[killed after {limit:.0f} s]", 124
         wall = time.perf_counter() - started
         with self.log.open("a", encoding="utf-8") as log:
-            log.write(f"== {name} (exit {done.returncode}, {wall:.1f} s)\n{done.stdout}\n")
-        print(done.stdout[-3000:], flush=True)
-        self.rows.append({"stage": name, "wall_s": round(wall, 1), "exit": done.returncode,
+            log.write(f"== {name} (exit {code}, {wall:.1f} s)\n{output}\n")
+        print(output[-3000:], flush=True)
+        self.rows.append({"stage": name, "wall_s": round(wall, 1), "exit": code,
                           "command": " ".join(command)})
-        if check and done.returncode != 0:
-            raise SystemExit(f"{name} failed (exit {done.returncode})")
-        return done.stdout
+        return code
 
 
 def webworld(*args: str) -> list[str]:
     return [sys.executable, "-c", "from webworld.cli.main import app; app()", *args]
 
 
-def success(results: Path) -> str:
+def success(results: Path) -> str | None:
+    if not results.is_file():
+        return None
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     won = sum(r["success"] for r in rows)
     return f"{won}/{len(rows)} ({100 * won / max(len(rows), 1):.0f}%)"
+
+
+def rl_batches(run: Path) -> list[dict]:
+    metrics = run / "metrics.jsonl"
+    return [json.loads(x) for x in metrics.read_text().splitlines() if x.strip()] \
+        if metrics.is_file() else []
+
+
+def rl_policy(run: Path) -> tuple[Path | None, int]:
+    """The run's final model, else (a run cut at its limit) its last checkpoint's; and how many
+    rollout batches it learnt from."""
+    if (run / "model").is_dir():
+        return run / "model", len(rl_batches(run))
+    found = sorted((run / "checkpoints").glob("step-*/state.json"))  # complete ones only
+    if not found:
+        return None, 0
+    return found[-1].parent / "model", json.loads(found[-1].read_text())["step"]
+
+
+def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | None],
+                 runs: dict[str, list[dict]]) -> None:
+    """The tables as they stand (rewritten after every stage, atomically)."""
+    lines = [f"# {title}", "",
+             "| stage | wall (s) | exit | command |", "|---|---|---|---|",
+             *[f"| {r['stage']} | {r['wall_s']} | {r['exit']} | `{r['command']}` |"
+               for r in runner.rows], "",
+             "| policy | success on the kit's worlds (fast env, whole tasks, greedy) |", "|---|---|",
+             *[f"| {k} | {v or 'not run'} |" for k, v in scores.items()], ""]
+    for label, metrics in runs.items():
+        lines.append(f"RL {label}, rollout success per batch (steps before the goal): " +
+                     ", ".join(f"{m['success_rate']:.2f} ({m.get('from_goal', '-')})"
+                               for m in metrics))
+    atomic_write_text(out / "gpu_results.md", "\n".join(lines) + "\n")
+    atomic_write_text(out / "gpu_results.json", json.dumps(
+        {"title": title, "stages": runner.rows, "eval": scores, "rl": runs}, indent=1))
 
 
 def main() -> None:
@@ -91,56 +151,76 @@ def main() -> None:
                         help="models, checkpoints and results files")
     parser.add_argument("--wheels", type=Path, default=None)
     parser.add_argument("--gguf-parts", type=Path, nargs="*", default=[])
+    parser.add_argument("--budget", type=float, default=540.0,
+                        help="seconds for all stages (a device call may run 600)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["gpu-tests", "bench"],
+                        help="stages a rerun leaves out (they passed in an earlier call)")
     args = parser.parse_args()
     out, work = args.out.resolve(), args.work.resolve()
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    runner = Runner(out / "gpu_run.log", install(args.wheels, args.gguf_parts))
+    runner = Runner(out / "gpu_run.log", install(args.wheels, args.gguf_parts), args.budget)
     device, model = ("cpu", "tiny") if args.smoke else ("cuda", "smollm2")
+    title = f"webworld on {'CPU (smoke)' if args.smoke else 'GPU'}: {model}"
     sft_steps, rl_steps, tasks, group = ("2", "2", "2", "2") if args.smoke else \
-        ("300", "30", "4", "8")
+        ("300", "16", "4", "8")
     # smoke: short replies and episodes (the tiny policy's are random)
-    short = ["--max-new-tokens", "8"] if args.smoke else []
+    short = ["--max-new-tokens", "8"] if args.smoke else ["--max-new-tokens", "64"]
     eval_short = ["--max-steps", "2"] if args.smoke else []
+    workers = "4" if args.smoke else "8"  # eval slots answered in one batch
     worlds, data = args.kit / "worlds", args.kit / "data"
-    runner.run("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
-                                    "torch.__version__, torch.cuda.is_available())"])
-    if not args.smoke:
-        runner.run("gpu tests", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
-                                 "no:cacheprovider", "tests/train/test_gpu.py"], check=False)
-        runner.run("bench_rl", [sys.executable, "bench/bench_rl.py", "--device", device,
-                                "--model", model, "--envs", "fast", "--keep",
-                                str(args.kit / "bench")], check=False)
-    sft = work / "sft"
-    runner.run("sft", webworld("train", "sft", "--data", str(data), "--model", model, "--out",
-                               str(sft), "--max-steps", sft_steps, "--device", device))
-    rl = work / "rl"
-    runner.run("rl vespo", webworld(
-        "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--split", "all",
-        "--env", "fast", "--algo", "vespo", "--from-goal", "1", "--curriculum", "--reward",
-        "progress", "--steps", rl_steps, "--tasks", tasks, "-G", group, "--out", str(rl),
-        "--device", device, *short))
-    scores = {}
-    for label, policy in (("after SFT", sft / "model"), ("after SFT + RL", rl / "model")):
-        results = work / f"eval-{label.replace(' ', '').replace('+', '-')}.jsonl"
-        runner.run(f"eval {label}", webworld(
+    scores: dict[str, str | None] = {}
+    runs: dict[str, list[dict]] = {}
+
+    def stage(name: str, command: list[str], limit_s: float = 1e9) -> int:
+        code = runner.run(name, command, limit_s)
+        write_tables(out, title, runner, scores, runs)
+        return code
+
+    def evaluate(label: str, policy: Path | None) -> None:
+        if policy is None:
+            scores[label] = None
+            return
+        results = work / f"eval-{re.sub(r'[^a-z0-9]+', '-', label.lower())}.jsonl"
+        code = stage(f"eval {label}", webworld(
             "eval", "--suite", str(worlds), "--fast", "--policy", f"hf:{policy}", "-n", "1",
-            "--traces", "0", "--workers", "4", "--device", device, "--out", str(results),
-            *eval_short))
-        scores[label] = success(results)
-    metrics = [json.loads(x) for x in (rl / "metrics.jsonl").read_text().splitlines()]
-    lines = [f"# webworld on {'CPU (smoke)' if args.smoke else 'GPU'}: {model}", "",
-             "| stage | wall (s) | exit | command |", "|---|---|---|---|",
-             *[f"| {r['stage']} | {r['wall_s']} | {r['exit']} | `{r['command']}` |"
-               for r in runner.rows], "",
-             "| policy | success on the kit's worlds (fast env, whole tasks) |", "|---|---|",
-             *[f"| {k} | {v} |" for k, v in scores.items()], "",
-             "RL rollout success per batch: " +
-             ", ".join(f"{m['success_rate']:.2f}" for m in metrics), ""]
-    (out / "gpu_results.md").write_text("\n".join(lines), encoding="utf-8")
-    (out / "gpu_results.json").write_text(json.dumps({"stages": runner.rows, "eval": scores,
-                                                      "rl": metrics}, indent=1))
-    print("\n".join(lines))
+            "--traces", "0", "--workers", workers, "--device", device, "--out", str(results),
+            *eval_short), 60)
+        scores[label] = success(results) if code == 0 else None
+        write_tables(out, title, runner, scores, runs)
+
+    def rl(reward: str, batches: str) -> tuple[Path | None, int]:
+        run = work / f"rl-{reward}"
+        stage(f"rl vespo {reward}", webworld(
+            "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--split",
+            "all", "--env", "fast", "--algo", "vespo", "--from-goal", "1", "--curriculum",
+            "--reward", reward, "--steps", batches, "--tasks", tasks, "-G", group, "--warmup",
+            "2", "--checkpoint-every", "2", "--out", str(run), "--device", device, *short), 90)
+        runs[reward] = rl_batches(run)
+        return rl_policy(run)
+
+    stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
+                               "torch.__version__, torch.cuda.is_available(), torch.cuda."
+                               "get_device_name() if torch.cuda.is_available() else 'cpu')"])
+    if not args.smoke and "gpu-tests" not in args.skip:
+        stage("gpu tests", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
+                            "no:cacheprovider", "tests/gpu/test_train_cuda.py"], 50)
+    if not args.smoke and "bench" not in args.skip:
+        stage("bench_rl", [sys.executable, "bench/bench_rl.py", "--device", device, "--model",
+                           model, "--envs", "fast", "--keep", str(args.kit / "bench")], 100)
+    sft = work / "sft"
+    stage("sft", webworld("train", "sft", "--data", str(data), "--model", model, "--out",
+                          str(sft), "--max-steps", sft_steps, "--device", device), 110)
+    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+        raise SystemExit("sft wrote no model: nothing to go on from")
+    evaluate("after SFT", sft / "model")
+    # success-only against progress, the same batches: the progress run first; if it is cut at
+    # its limit, the success run gets as many batches as its last checkpoint learnt from
+    policy, batches = rl("progress", rl_steps)
+    evaluate(f"after SFT + RL (progress, {batches} batches)", policy)
+    policy, batches = rl("success", str(batches or rl_steps))
+    evaluate(f"after SFT + RL (success, {batches} batches)", policy)
+    print((out / "gpu_results.md").read_text())
 
 
 if __name__ == "__main__":

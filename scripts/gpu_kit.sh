@@ -12,9 +12,9 @@ py=.venv/bin/python
 kit=gpu_kit
 
 # the device image has torch, numpy, jinja2, networkx, rich, typer, tensorboard, matplotlib,
-# pytest; webworld's training path needs these besides (transformers: the learner passes the KV
-# cache as `cache=`, which the image's 5.17 lacks)
-wheels="transformers tokenizers pydantic pydantic-core annotated-types typing-inspection
+# pytest, tokenizers 0.23; webworld's training path needs these besides (transformers: the
+# learner passes the KV cache as `cache=`, which the image's 5.17 lacks)
+wheels="transformers pydantic pydantic-core annotated-types typing-inspection
         typing-extensions annotated-doc gymnasium farama-notifications faker miniwob gguf"
 mkdir -p .whl
 for name in $wheels; do
@@ -34,19 +34,36 @@ if [ ! -f "$worlds/.done" ]; then
     .venv/bin/webworld env snapshot --sites "$worlds/sites"
     .venv/bin/webworld export "$worlds/trajectories" --out "$kit/data" --format sft \
         --observation compact --splits 1,0,0
-    rm -rf "$kit/dataset-full" "$worlds/sites"/*/static/*.png
+    rm -rf "$kit/dataset-full"
     touch "$worlds/.done"
 fi
+
+# bench/bench_rl.py's world with its snapshot (--keep): the device has no browser to build it
+if [ ! -f "$kit/bench/.done" ]; then
+    PYTHONPATH=bench $py - "$kit/bench" <<'PY'
+import sys
+from pathlib import Path
+from bench_env import prepare
+from bench_rl import WORLD
+from benchkit import make_console
+prepare(Path(sys.argv[1]), [WORLD], make_console())
+PY
+    touch "$kit/bench/.done"
+fi
+# what the device never reads (screenshots): a call carries at most 64 MiB
+rm -rf "$kit"/data/images "$kit"/data/assets "$kit"/*/trajectories/*/images "$kit"/*/sites/*/static/*.png
 
 if [ ! -f "$kit/smollm2/part-ab" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     mkdir -p "$kit/smollm2"
-    split -b 48M "$gguf" "$kit/smollm2/part-"
+    split -b 58M "$gguf" "$kit/smollm2/part-"
 fi
 du -sh .whl "$kit" "$kit/smollm2"
 cat <<'NEXT'
-On the device (two calls in a row, while the machine is warm):
-  1. carry ["gpu_kit/smollm2/part-aa"]:  mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
-  2. carry [".whl", "gpu_kit"] minus part-aa (the folder is carried whole: move part-aa out first):
-     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa gpu_kit/smollm2/part-ab
+On the device, two calls in a row while the machine is warm (a call carries at most 64 MiB):
+  1. carry ["gpu_kit/smollm2/part-aa"]:
+     mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
+  2. carry [".whl", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench", "gpu_kit/smollm2/part-ab"]:
+     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
+         gpu_kit/smollm2/part-ab --out "$OUT"
 NEXT

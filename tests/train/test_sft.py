@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,16 @@ def test_the_policy_remembers_its_observation_mode(export: Path, tmp_path: Path)
     assert policy_observation("tiny", "compact") == "compact"
     model, _ = load_policy(str(tmp_path / "run" / "model"))
     assert model.config.webworld_family == "tiny"
+
+
+def test_the_cli_says_when_a_resumed_run_had_no_step_left(export: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from webworld.cli.main import app
+
+    command = ["train", "sft", "--data", str(export), "--model", "tiny", "--out",
+               str(tmp_path / "run"), "--max-steps", "1", "--device", "cpu"]
+    first, again = (CliRunner().invoke(app, command) for _ in range(2))
+    assert first.exit_code == 0 and re.search(r"train loss \d+\.\d{4}", first.output), first.output
+    assert again.exit_code == 0 and "nan" not in again.output
+    assert "no step left to take" in " ".join(again.output.split())

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +67,10 @@ def sft_cmd(
                                    for e in exc.errors())) from None
     result = run_sft(settings, progress=True)
     vals = ", ".join(f"{v:.4f}" for v in result.validation_losses) or "no validation split"
-    out.print(f"SFT: {result.steps} steps in {result.seconds:.0f} s, train loss "
-              f"{result.train_loss:.4f}, validation loss per epoch: {vals}")
+    loss = f"train loss {result.train_loss:.4f}" if math.isfinite(result.train_loss) else \
+        "no step left to take (resumed at its last checkpoint)"
+    out.print(f"SFT: {result.steps} steps in {result.seconds:.0f} s, {loss}, validation loss "
+              f"per epoch: {vals}")
     out.print(f"model: {result.model_dir}")
 
 
