@@ -9,6 +9,11 @@ docs/learning.md (tables, curves, commands, wall times) and the token histogram 
 Every stage is a `webworld` command (or a small function here), skipped when its output is
 there; SFT, RL and eval resume from their checkpoints and results files: rerun the script
 after a kill and it goes on where it was.
+
+After every stage the run's small results files (evals, SFT summaries, RL metrics, the stage
+log) are copied to ``experiments/results/learning/``, which is committed: the page can be
+written again from it when the run folder is gone (``--table-only --work
+experiments/results/learning``).
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rl_runs import mean_interval  # noqa: E402  (experiments/ is on the path)
-from stages import ROOT, Stages, rel  # noqa: E402
+from stages import ROOT, Stages, keep_record, rel  # noqa: E402
 
 DOCS = ROOT / "docs"
+RECORD = ROOT / "experiments" / "results" / "learning"
+RECORDED = ("stages.json", "rl-start.txt", "eval/*.jsonl", "eval/*.json",
+            "*/sft_summary.json", "rl-*/metrics.jsonl")
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
 TURNS_SAMPLE = 160  # recorded turns a per-turn eval asks (seeded), about 10 min on 2 cores
 REPEATED = 3  # an action played this often in one episode counts as a loop
@@ -275,7 +283,9 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or ROOT / "runs" / ("learning-quick" if args.quick else "learning")
     work.mkdir(parents=True, exist_ok=True)
-    stages = Stages(work)
+    record = None if args.quick or args.table_only else \
+        (lambda: keep_record(work, RECORD, RECORDED))
+    stages = Stages(work, after=record)
     if args.table_only:
         return write_doc(args, work, stages)
     worlds = build_stages(stages, work, args.quick)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,8 +36,9 @@ class Stages:
     stage whose output is there and which is logged is skipped, one cut short is run again
     (the long ones resume from their checkpoints) and its wall time added up."""
 
-    def __init__(self, work: Path, env: dict[str, str] | None = None) -> None:
-        self.work, self.env = work, env
+    def __init__(self, work: Path, env: dict[str, str] | None = None,
+                 after: Callable[[], None] | None = None) -> None:
+        self.work, self.env, self.after = work, env, after  # after: called when a stage ends
         self.log_path = work / "stages.json"
         self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
 
@@ -58,3 +60,15 @@ class Stages:
         earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
         self.log[name] = {"command": "webworld " + " ".join(args), "wall": earlier + wall}
         atomic_write_json(self.log_path, self.log)
+        if self.after:
+            self.after()
+
+
+def keep_record(work: Path, record: Path, patterns: tuple[str, ...]) -> None:
+    """Copy a run folder's small results files (``patterns``, globs under ``work``) to
+    ``record``, the same paths under it: committed, they let the docs be written again from
+    them after the run folder, which holds weights and is never committed, is gone."""
+    for path in sorted(p for pattern in patterns for p in work.glob(pattern) if p.is_file()):
+        target = record / path.relative_to(work)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(target, path.read_bytes())

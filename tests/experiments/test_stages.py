@@ -1,0 +1,41 @@
+"""The experiment scripts' stages: a stage's end copies the run's small results files to the
+committed record, weights left behind, and the record mirrors the run folder's paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from experiments.stages import Stages, keep_record
+
+PATTERNS = ("stages.json", "eval/*.jsonl", "*/sft_summary.json", "rl-*/metrics.jsonl")
+
+
+def run_folder(work: Path) -> None:
+    for name, text in {"eval/heldout-sft.jsonl": '{"success": true}\n',
+                       "sft/sft_summary.json": '{"steps": 3}', "sft/model/model.safetensors": "W",
+                       "rl-progress-s0/metrics.jsonl": '{"step": 1}\n',
+                       "rl-progress-s0/checkpoints/step-000001/learner.pt": "W"}.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+
+
+def test_the_record_keeps_results_and_leaves_weights(tmp_path: Path) -> None:
+    work, record = tmp_path / "work", tmp_path / "record"
+    run_folder(work)
+    keep_record(work, record, PATTERNS)
+    kept = sorted(str(p.relative_to(record)) for p in record.rglob("*") if p.is_file())
+    assert kept == ["eval/heldout-sft.jsonl", "rl-progress-s0/metrics.jsonl",
+                    "sft/sft_summary.json"]
+    (work / "eval" / "heldout-sft.jsonl").write_text('{"success": false}\n')
+    keep_record(work, record, PATTERNS)  # a later copy replaces the earlier one
+    assert (record / "eval" / "heldout-sft.jsonl").read_text() == '{"success": false}\n'
+
+
+def test_a_stage_that_ends_calls_its_after_hook_with_the_log_written(tmp_path: Path) -> None:
+    work, record = tmp_path / "work", tmp_path / "record"
+    work.mkdir()
+    stages = Stages(work, after=lambda: keep_record(work, record, PATTERNS))
+    stages.run("help", ["--help"], work / "never-there")
+    assert json.loads((record / "stages.json").read_text())["help"]["command"] == \
+        "webworld --help"
