@@ -3,9 +3,10 @@ every screenshot it reuses must show what a fresh capture shows, on a site that 
 per action and on one that updates in place.
 
 "What it shows" allows Chromium's raster noise: the same page painted after a different
-history can differ by one level in a few antialiased edge pixels (measured: 4 pixels of a
-rounded button border, off by 1). A page shown from a wrong key differs in text or widgets:
-hundreds of pixels, by far more."""
+history can differ by a few levels in a few antialiased edge pixels (measured: 4 pixels of a
+rounded button border, off by 1; under the full suite's load, 25 pixels of one line of text,
+off by up to 4). A page shown from a wrong key differs in text or widgets: hundreds of
+pixels, by far more."""
 
 from __future__ import annotations
 
@@ -46,14 +47,14 @@ def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatc
 
 
 def _difference(a: bytes, b: bytes) -> str | None:
-    """None for raster noise (at most 0.01% of the pixels differ, none by more than 2 levels
+    """None for raster noise (at most 0.01% of the pixels differ, none by more than 8 levels
     in a channel); else what differs: how many pixels, by how much, where (x0, y0, x1, y1)."""
     if a == b:
         return None
     with Image.open(io.BytesIO(a)) as x, Image.open(io.BytesIO(b)) as y:
         diff = np.abs(np.asarray(x.convert("RGB"), int) - np.asarray(y.convert("RGB"), int)).max(axis=2)
     changed = np.nonzero(diff)
-    if diff.max() <= 2 and len(changed[0]) <= diff.size // 10_000:
+    if diff.max() <= 8 and len(changed[0]) <= diff.size // 10_000:
         return None
     box = (changed[1].min(), changed[0].min(), changed[1].max(), changed[0].max())
     return f"{len(changed[0])} pixels, up to {diff.max()} levels, in {tuple(map(int, box))}"

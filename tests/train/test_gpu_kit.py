@@ -40,7 +40,7 @@ print("imported")
     assert done.stdout.strip() == "imported", done.stderr[-2000:]
 
 
-@pytest.mark.slow  # ~100 s: seven stages, each a `webworld` process loading torch
+# ~50 s alone: seven stages, each a `webworld` process loading torch
 def test_the_gpu_run_goes_through_in_smoke_mode(flight: Built, tmp_path: Path) -> None:
     kit = tmp_path / "kit"
     shutil.copytree(flight.root, kit / "worlds", ignore=shutil.ignore_patterns("*.lock"))
