@@ -56,7 +56,7 @@ def test_the_gpu_run_goes_through_in_smoke_mode(flight: Built, tmp_path: Path) -
         "python and torch", "sft", "eval after SFT", "rl vespo progress",
         "eval after SFT + RL (progress, 2 batches)", "rl vespo success",
         "eval after SFT + RL (success, 2 batches)"]
-    assert all(s["exit"] == 0 for s in results["stages"])
+    assert all(s["exit"] == 0 for s in results["stages"]), results["stages"]
     for reward in ("progress", "success"):
         assert len(results["rl"][reward]) == 2
         assert all("from_goal" in m for m in results["rl"][reward])

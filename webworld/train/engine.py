@@ -159,9 +159,7 @@ class TransformersEngine:
         if temperature == 0:
             token = logprobs.argmax(-1)
         else:
-            # sampled on the CPU generator: the same draws on any device, for a given seed
-            probs = logprobs.exp().cpu()
-            token = torch.multinomial(probs, 1, generator=generator).squeeze(1).to(logits.device)
+            token = inverse_cdf_draw(logprobs, generator)
         return token, logprobs.gather(1, token[:, None]).squeeze(1)
 
     def _collect(self, prompts: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor
@@ -177,6 +175,22 @@ class TransformersEngine:
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
             out.append(Generation(list(prompt), ids, lps, text))
         return out
+
+
+def inverse_cdf_draw(logprobs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One token per row of ``logprobs`` (rows, vocab), drawn by inverting the row's CDF at a
+    uniform from the CPU ``generator``: the same draws on any device for a given seed, with
+    one number per row crossing to the device. (``torch.multinomial`` on the CPU generator
+    needed the whole distribution on the CPU: 16 x 49,152 probabilities per token, 16-18 ms of
+    CPU against 1.5-3.7 ms for this, measured on 2 cores.) The fp32 running sum is off by
+    about 1e-5 of the mass: the draw's distribution is the policy's to that, and the log-prob
+    kept for a token is read from ``logprobs`` itself."""
+    cdf = logprobs.float().exp().cumsum(-1)
+    uniform = torch.rand(len(cdf), 1, generator=generator)
+    # right=True: the first index whose CDF passes the draw, so a zero-probability token
+    # (a flat step of the CDF) is never chosen
+    token = torch.searchsorted(cdf, uniform.to(cdf.device) * cdf[:, -1:], right=True)
+    return token.squeeze(1).clamp(max=cdf.shape[1] - 1)
 
 
 def stop_token_ids(tokenizer: Any) -> list[int]:
