@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.rl.conftest import Built
 from webworld.data.export import export_dataset
 
