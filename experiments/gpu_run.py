@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
 # stdlib only: this process runs before the kit's wheels are on the path
 from webworld.fsio import atomic_write_text  # noqa: E402
@@ -141,89 +141,153 @@ def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | 
         {"title": title, "stages": runner.rows, "eval": scores, "rl": runs}, indent=1))
 
 
+class Run:
+    """One call's stages: the runner, where things go, and the tables as they stand."""
+
+    def __init__(self, args: argparse.Namespace, runner: Runner) -> None:
+        self.args, self.runner, self.smoke = args, runner, args.smoke
+        self.out, self.work = args.out.resolve(), args.work.resolve()
+        self.device, self.model = ("cpu", "tiny") if args.smoke else ("cuda", "smollm2")
+        self.title = f"webworld on {'CPU (smoke)' if args.smoke else 'GPU'}: {self.model}"
+        self.scores: dict[str, str | None] = {}
+        self.runs: dict[str, list[dict]] = {}
+
+    def stage(self, name: str, command: list[str], limit_s: float = 1e9) -> int:
+        # the limits are sized for the device: a smoke run on a busy CPU gets ten times more
+        code = self.runner.run(name, command, limit_s * (10 if self.smoke else 1))
+        write_tables(self.out, self.title, self.runner, self.scores, self.runs)
+        return code
+
+    def evaluate(self, label: str, policy: Path | None, suite: Path, limit_s: float) -> None:
+        """Whole tasks of ``suite`` in the fast env, greedy; an eval cut at its limit goes on
+        from its results file in the next call."""
+        if policy is None:
+            self.scores[label] = None
+            return
+        results = self.work / f"eval-{re.sub(r'[^a-z0-9]+', '-', label.lower())}.jsonl"
+        code = self.stage(f"eval {label}", webworld(
+            "eval", "--suite", str(suite), "--fast", "--policy", f"hf:{policy}", "-n", "1",
+            "--traces", "0", "--workers", "4" if self.smoke else "8",  # slots batched
+            "--device", self.device, "--out", str(results),
+            *(["--max-steps", "2"] if self.smoke else [])), limit_s)
+        self.scores[label] = success(results) if code == 0 else None
+        write_tables(self.out, self.title, self.runner, self.scores, self.runs)
+
+    def max_new_tokens(self) -> list[str]:
+        return ["--max-new-tokens", "8" if self.smoke else "64"]  # the tiny policy's are random
+
+
+def kit_plan(run: Run) -> None:
+    """The kit's worlds: gpu tests, bench_rl, SFT, then VESPO with progress against
+    success-only rewards for the same batches, each evaluated."""
+    args, device, model = run.args, run.device, run.model
+    sft_steps, rl_steps, tasks, group = ("2", "2", "2", "2") if run.smoke else \
+        ("300", "16", "4", "8")
+    worlds, data = args.kit / "worlds", args.kit / "data"
+    if not run.smoke and "gpu-tests" not in args.skip:
+        run.stage("gpu tests", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
+                                "no:cacheprovider", "tests/gpu/test_train_cuda.py"], 50)
+    if not run.smoke and "bench" not in args.skip:
+        run.stage("bench_rl", [sys.executable, "bench/bench_rl.py", "--device", device,
+                               "--model", model, "--envs", "fast", "--keep",
+                               str(args.kit / "bench")], 100)
+    sft = run.work / "sft"
+    run.stage("sft", webworld("train", "sft", "--data", str(data), "--model", model, "--out",
+                              str(sft), "--max-steps", sft_steps, "--device", device), 110)
+    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+        raise SystemExit("sft wrote no model: nothing to go on from")
+    run.evaluate("after SFT", sft / "model", worlds, 60)
+
+    def rl(reward: str, batches: str) -> tuple[Path | None, int]:
+        folder = run.work / f"rl-{reward}"
+        run.stage(f"rl vespo {reward}", webworld(
+            "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--split",
+            "all", "--env", "fast", "--algo", "vespo", "--from-goal", "1", "--curriculum",
+            "--reward", reward, "--steps", batches, "--tasks", tasks, "-G", group, "--warmup",
+            "2", "--checkpoint-every", "2", "--out", str(folder), "--device", device,
+            *run.max_new_tokens()), 90)
+        run.runs[reward] = rl_batches(folder)
+        return rl_policy(folder)
+
+    # success-only against progress, the same batches: the progress run first; if it is cut at
+    # its limit, the success run gets as many batches as its last checkpoint learnt from
+    policy, batches = rl("progress", rl_steps)
+    run.evaluate(f"after SFT + RL (progress, {batches} batches)", policy, worlds, 60)
+    policy, batches = rl("success", str(batches or rl_steps))
+    run.evaluate(f"after SFT + RL (success, {batches} batches)", policy, worlds, 60)
+
+
+def learning_plan(run: Run) -> None:
+    """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
+    `scripts/gpu_kit.sh learning` packs), for one seed: SFT, its training-world eval (the
+    baseline), then per reward an RL run with learning.py's budget and its eval. Every stage
+    resumes (SFT and RL from their checkpoints, evals from their results files), so a call
+    cut by its budget is finished by the same command in the next call on a warm machine."""
+    from learning import rl_flags, training_subset  # experiments/: stdlib only at import
+
+    args, device, model, seed = run.args, run.device, run.model, str(run.args.seed)
+    worlds, data = args.kit / "worlds", args.kit / "data"
+    train_worlds = training_subset(worlds, data, run.work / "train-worlds", 2 if run.smoke else 10)
+    sft = run.work / f"sft-relabel-s{seed}"
+    run.stage("sft, ids relabelled", webworld(
+        "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
+        "--relabel-ids", "--seed", seed, "--device", device,
+        *(["--max-steps", "2"] if run.smoke else [])), 400)
+    if not (sft / "model" / "config.json").is_file():
+        return  # cut at its limit: the next call goes on from its checkpoint
+    run.evaluate("after SFT, ids relabelled", sft / "model", train_worlds, 150)
+    for reward in args.rewards:
+        folder = run.work / f"rl-{reward}-s{seed}"
+        resume = ["--resume"] if (folder / "checkpoints").is_dir() else []
+        run.stage(f"rl {reward} seed {seed}", webworld(
+            "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
+            str(folder), *rl_flags(run.smoke), "--reward", reward, "--seed", seed,
+            "--device", device, *resume, *(run.max_new_tokens() if run.smoke else [])), 450)
+        run.runs[f"{reward} s{seed}"] = rl_batches(folder)
+        if (folder / "model" / "config.json").is_file():
+            run.evaluate(f"after SFT + RL ({reward} reward, seed {seed})", folder / "model",
+                         train_worlds, 150)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny policy, a few steps")
-    parser.add_argument("--kit", type=Path, default=ROOT / "gpu_kit")
+    parser.add_argument("--plan", choices=["kit", "learning"], default="kit",
+                        help="kit: the kit's worlds (checks, bench, a short SFT + RL); "
+                             "learning: learning.py's SFT and RL runs for --seed")
+    parser.add_argument("--kit", type=Path, default=None,
+                        help="default: gpu_kit (kit), gpu_kit/learning (learning)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "runs/gpu_run")),
                         help="the tables and the log")
     parser.add_argument("--work", type=Path, default=Path("/tmp/webworld-gpu-run"),
                         help="models, checkpoints and results files")
     parser.add_argument("--wheels", type=Path, default=None)
     parser.add_argument("--gguf-parts", type=Path, nargs="*", default=[])
+    parser.add_argument("--install-only", action="store_true",
+                        help="install the wheels and weights, run nothing (a call of its own "
+                             "when the kit and the weights do not fit one call)")
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds for all stages (default 540: a device call may run 600; "
                              "an hour with --smoke)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpu-tests", "bench"],
                         help="stages a rerun leaves out (they passed in an earlier call)")
+    parser.add_argument("--seed", type=int, default=0, help="learning: the runs' seed")
+    parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
+                        choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()
-    out, work = args.out.resolve(), args.work.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    work.mkdir(parents=True, exist_ok=True)
+    args.kit = args.kit or ROOT / "gpu_kit" / ("learning" if args.plan == "learning" else "")
+    env = install(args.wheels, args.gguf_parts)
+    if args.install_only:
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.work.mkdir(parents=True, exist_ok=True)
     budget = args.budget or (3600.0 if args.smoke else 540.0)
-    runner = Runner(out / "gpu_run.log", install(args.wheels, args.gguf_parts), budget)
-    device, model = ("cpu", "tiny") if args.smoke else ("cuda", "smollm2")
-    title = f"webworld on {'CPU (smoke)' if args.smoke else 'GPU'}: {model}"
-    sft_steps, rl_steps, tasks, group = ("2", "2", "2", "2") if args.smoke else \
-        ("300", "16", "4", "8")
-    # smoke: short replies and episodes (the tiny policy's are random)
-    short = ["--max-new-tokens", "8"] if args.smoke else ["--max-new-tokens", "64"]
-    eval_short = ["--max-steps", "2"] if args.smoke else []
-    workers = "4" if args.smoke else "8"  # eval slots answered in one batch
-    worlds, data = args.kit / "worlds", args.kit / "data"
-    scores: dict[str, str | None] = {}
-    runs: dict[str, list[dict]] = {}
-
-    def stage(name: str, command: list[str], limit_s: float = 1e9) -> int:
-        # the limits are sized for the device: a smoke run on a busy CPU gets ten times more
-        code = runner.run(name, command, limit_s * (10 if args.smoke else 1))
-        write_tables(out, title, runner, scores, runs)
-        return code
-
-    def evaluate(label: str, policy: Path | None) -> None:
-        if policy is None:
-            scores[label] = None
-            return
-        results = work / f"eval-{re.sub(r'[^a-z0-9]+', '-', label.lower())}.jsonl"
-        code = stage(f"eval {label}", webworld(
-            "eval", "--suite", str(worlds), "--fast", "--policy", f"hf:{policy}", "-n", "1",
-            "--traces", "0", "--workers", workers, "--device", device, "--out", str(results),
-            *eval_short), 60)
-        scores[label] = success(results) if code == 0 else None
-        write_tables(out, title, runner, scores, runs)
-
-    def rl(reward: str, batches: str) -> tuple[Path | None, int]:
-        run = work / f"rl-{reward}"
-        stage(f"rl vespo {reward}", webworld(
-            "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--split",
-            "all", "--env", "fast", "--algo", "vespo", "--from-goal", "1", "--curriculum",
-            "--reward", reward, "--steps", batches, "--tasks", tasks, "-G", group, "--warmup",
-            "2", "--checkpoint-every", "2", "--out", str(run), "--device", device, *short), 90)
-        runs[reward] = rl_batches(run)
-        return rl_policy(run)
-
-    stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
-                               "torch.__version__, torch.cuda.is_available(), torch.cuda."
-                               "get_device_name() if torch.cuda.is_available() else 'cpu')"])
-    if not args.smoke and "gpu-tests" not in args.skip:
-        stage("gpu tests", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
-                            "no:cacheprovider", "tests/gpu/test_train_cuda.py"], 50)
-    if not args.smoke and "bench" not in args.skip:
-        stage("bench_rl", [sys.executable, "bench/bench_rl.py", "--device", device, "--model",
-                           model, "--envs", "fast", "--keep", str(args.kit / "bench")], 100)
-    sft = work / "sft"
-    stage("sft", webworld("train", "sft", "--data", str(data), "--model", model, "--out",
-                          str(sft), "--max-steps", sft_steps, "--device", device), 110)
-    if not (sft / "model" / "config.json").is_file():  # written last, in whole
-        raise SystemExit("sft wrote no model: nothing to go on from")
-    evaluate("after SFT", sft / "model")
-    # success-only against progress, the same batches: the progress run first; if it is cut at
-    # its limit, the success run gets as many batches as its last checkpoint learnt from
-    policy, batches = rl("progress", rl_steps)
-    evaluate(f"after SFT + RL (progress, {batches} batches)", policy)
-    policy, batches = rl("success", str(batches or rl_steps))
-    evaluate(f"after SFT + RL (success, {batches} batches)", policy)
-    print((out / "gpu_results.md").read_text())
+    run = Run(args, Runner(args.out.resolve() / "gpu_run.log", env, budget))
+    run.stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
+                                   "torch.__version__, torch.cuda.is_available(), torch.cuda."
+                                   "get_device_name() if torch.cuda.is_available() else 'cpu')"])
+    (learning_plan if args.plan == "learning" else kit_plan)(run)
+    print((run.out / "gpu_results.md").read_text())
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
 # export, and the SmolLM2 weights cut in two parts (a call carries at most 64 MiB), in gpu_kit/.
 # Both folders are git-ignored. Idempotent: what is there is kept.
 #   bash scripts/gpu_kit.sh            then, on the device, the two calls it prints
+#   bash scripts/gpu_kit.sh learning   also experiments/learning.py's worlds and export (its
+#                                      build stages: about 80 minutes on 2 cores), for
+#                                      `gpu_run.py --plan learning`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh smollm2
@@ -53,6 +56,16 @@ fi
 # what the device never reads (screenshots): a call carries at most 64 MiB
 rm -rf "$kit"/data/images "$kit"/data/assets "$kit"/*/trajectories/*/images "$kit"/*/sites/*/static/*.png
 
+# experiments/learning.py's training worlds and compact export, as built by its own stages
+if [ "${1:-}" = learning ] && [ ! -f "$kit/learning/.done" ]; then
+    $py experiments/learning.py --until build
+    rm -rf "$kit/learning" && mkdir -p "$kit/learning/worlds" "$kit/learning/data"
+    cp -r runs/learning/worlds/sites runs/learning/worlds/trajectories "$kit/learning/worlds/"
+    cp -r runs/learning/data/sft runs/learning/data/manifest.json "$kit/learning/data/"
+    rm -rf "$kit"/learning/worlds/trajectories/*/images "$kit"/learning/worlds/sites/*/static/*.png
+    touch "$kit/learning/.done"
+fi
+
 if [ ! -f "$kit/smollm2/part-ab" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     mkdir -p "$kit/smollm2"
@@ -60,10 +73,16 @@ if [ ! -f "$kit/smollm2/part-ab" ]; then
 fi
 du -sh .whl "$kit" "$kit/smollm2"
 cat <<'NEXT'
-On the device, two calls in a row while the machine is warm (a call carries at most 64 MiB):
+On the device, calls in a row while the machine is warm (a call carries at most 64 MiB):
   1. carry ["gpu_kit/smollm2/part-aa"]:
      mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
   2. carry [".whl", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench", "gpu_kit/smollm2/part-ab"]:
      python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
          gpu_kit/smollm2/part-ab --out "$OUT"
+The learning runs instead (one seed; the same command again goes on where a call stopped):
+  2. carry [".whl", "gpu_kit/smollm2/part-ab"]:
+     python3 experiments/gpu_run.py --install-only --wheels .whl --gguf-parts \
+         /tmp/kit/part-aa gpu_kit/smollm2/part-ab
+  3. carry ["gpu_kit/learning"]:
+     python3 experiments/gpu_run.py --plan learning --seed 0 --out "$OUT"
 NEXT

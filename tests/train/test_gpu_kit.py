@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.rl.conftest import Built
 from webworld.data.export import export_dataset
 
@@ -38,29 +40,50 @@ print("imported")
     assert done.stdout.strip() == "imported", done.stderr[-2000:]
 
 
-# ~50 s alone: seven stages, each a `webworld` process loading torch
-def test_the_gpu_run_goes_through_in_smoke_mode(flight: Built, tmp_path: Path) -> None:
-    kit = tmp_path / "kit"
+@pytest.fixture(scope="module")
+def kit(flight: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kit as scripts/gpu_kit.sh packs one: worlds with their snapshots, their SFT export."""
+    kit = tmp_path_factory.mktemp("kit")
     shutil.copytree(flight.root, kit / "worlds", ignore=shutil.ignore_patterns("*.lock"))
     export_dataset(kit / "worlds" / "trajectories", kit / "data", formats={"sft"},
                    splits=(1.0, 0.0, 0.0), observation="compact", progress=False)
+    return kit
+
+
+def gpu_run(kit: Path, tmp_path: Path, *flags: str) -> dict:
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "experiments/gpu_run.py", "--smoke", "--kit", str(kit),
-                           "--out", str(out), "--work", str(tmp_path / "work")],
+                           "--out", str(out), "--work", str(tmp_path / "work"), *flags],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (out / "gpu_run.log").stat().st_size > 0
     results = json.loads((out / "gpu_results.json").read_text())
+    assert all(s["exit"] == 0 for s in results["stages"]), results["stages"]
+    assert "not run" not in (out / "gpu_results.md").read_text()
+    return results
+
+
+# ~50 s alone: seven stages, each a `webworld` process loading torch
+def test_the_gpu_run_goes_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
+    results = gpu_run(kit, tmp_path)
     assert [s["stage"] for s in results["stages"]] == [
         "python and torch", "sft", "eval after SFT", "rl vespo progress",
         "eval after SFT + RL (progress, 2 batches)", "rl vespo success",
         "eval after SFT + RL (success, 2 batches)"]
-    assert all(s["exit"] == 0 for s in results["stages"]), results["stages"]
     for reward in ("progress", "success"):
         assert len(results["rl"][reward]) == 2
         assert all("from_goal" in m for m in results["rl"][reward])
-    table = (out / "gpu_results.md").read_text()
-    assert "| after SFT + RL (success, 2 batches) | " in table and "not run" not in table
-    assert (out / "gpu_run.log").stat().st_size > 0
+    assert "after SFT + RL (success, 2 batches)" in results["eval"]
+
+
+def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
+    results = gpu_run(kit, tmp_path, "--plan", "learning", "--seed", "1")
+    assert [s["stage"] for s in results["stages"]] == [
+        "python and torch", "sft, ids relabelled", "eval after SFT, ids relabelled",
+        "rl progress seed 1", "eval after SFT + RL (progress reward, seed 1)",
+        "rl success seed 1", "eval after SFT + RL (success reward, seed 1)"]
+    assert [len(results["rl"][run]) for run in ("progress s1", "success s1")] == [2, 2]
+    assert all(results["eval"].values())
 
 
 def test_a_stage_past_its_limit_is_killed_with_its_children_and_the_run_goes_on(
