@@ -115,7 +115,7 @@ def rl_batches(run: Path) -> list[dict]:
 def rl_policy(run: Path) -> tuple[Path | None, int]:
     """The run's final model, else (a run cut at its limit) its last checkpoint's; and how many
     rollout batches it learnt from."""
-    if (run / "model").is_dir():
+    if (run / "model" / "config.json").is_file():  # written last, in whole
         return run / "model", len(rl_batches(run))
     found = sorted((run / "checkpoints").glob("step-*/state.json"))  # complete ones only
     if not found:
