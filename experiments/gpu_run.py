@@ -1,7 +1,9 @@
 """Everything webworld checks and measures on a GPU, in one command for a lent device machine:
 the `gpu` tests, `bench/bench_rl.py --device cuda` (fast env), and SmolLM2 SFT then VESPO on the
 fast env of the kit's worlds, the progress reward against success-only for the same batches,
-with an eval after each; the tables go to ``--out``, rewritten after every stage.
+with an eval after each; the tables go to ``--out``, rewritten after every stage, with every
+eval's episodes and the runs' summaries in ``results.tar.gz``. ``--plan learning`` runs
+experiments/learning.py's SFT and RL instead (see :func:`learning_plan`).
 
 Every stage runs within a share of ``--budget`` (a device call may run 10 minutes): a stage past
 its limit is killed and the run goes on (an RL run cut short is evaluated at its last
@@ -29,8 +31,11 @@ import re
 import signal
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
@@ -67,31 +72,57 @@ class Runner:
     124) and the run goes on: the results written so far are what a cut call brings back."""
 
     def __init__(self, log: Path, env: dict[str, str], budget_s: float) -> None:
-        self.log, self.env, self.rows = log, env, []
+        self.log, self.env, self.rows, self.groups = log, env, [], 0
         self.deadline = time.perf_counter() + budget_s
 
     def left(self) -> float:
         return self.deadline - time.perf_counter()
 
     def run(self, name: str, command: list[str], limit_s: float = 1e9) -> int:
-        limit = max(1.0, min(limit_s, self.left()))
-        print(f"== {name} (at most {limit:.0f} s): {' '.join(command)}", flush=True)
+        return self.run_side_by_side([(name, command, limit_s)])[0]
+
+    def run_side_by_side(self, stages: list[tuple[str, list[str], float]]) -> list[int]:
+        """Stages at once, each within its limit; their exit codes in order. A small policy's
+        processes mostly wait on the CPU, so several share one GPU well; each gets its share of
+        the CPU threads."""
+        threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(stages))),
+                   "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}  # less held idle
+        env = self.env if len(stages) == 1 else {**self.env, **threads}
+        self.groups += 1
         started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=ROOT, env=self.env, text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-        try:
-            output, code = child.communicate(timeout=limit)[0], child.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # eval workers and all
-            output, code = child.communicate()[0] + f"\n[killed after {limit:.0f} s]", 124
-        wall = time.perf_counter() - started
-        with self.log.open("a", encoding="utf-8") as log:
-            log.write(f"== {name} (exit {code}, {wall:.1f} s)\n{output}\n")
-        print(output[-3000:], flush=True)
-        self.rows.append({"stage": name, "wall_s": round(wall, 1), "exit": code,
-                          "command": " ".join(command)})
-        return code
+        running = []
+        for name, command, limit_s in stages:
+            limit = max(1.0, min(limit_s, self.left()))
+            print(f"== {name} (at most {limit:.0f} s): {' '.join(command)}", flush=True)
+            output = tempfile.TemporaryFile("w+", encoding="utf-8")
+            child = subprocess.Popen(command, cwd=ROOT, env=env, text=True, stdout=output,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+            running.append((name, command, child, output, limit))
+        ended: dict[int, tuple[int, float]] = {}
+        while len(ended) < len(running):
+            for index, (_, _, child, _, limit) in enumerate(running):
+                wall = time.perf_counter() - started
+                if index in ended:
+                    continue
+                if child.poll() is not None:
+                    ended[index] = child.returncode, wall
+                elif wall > limit:
+                    os.killpg(child.pid, signal.SIGKILL)  # eval workers and all
+                    child.wait()
+                    ended[index] = 124, wall
+            time.sleep(0.2)
+        for index, (name, command, _, output, limit) in enumerate(running):
+            code, wall = ended[index]
+            output.seek(0)
+            text = output.read() + (f"\n[killed after {limit:.0f} s]" if code == 124 else "")
+            with self.log.open("a", encoding="utf-8") as log:
+                log.write(f"== {name} (exit {code}, {wall:.1f} s)\n{text}\n")
+            print(f"== {name} (exit {code}, {wall:.1f} s)\n{text[-3000:]}", flush=True)
+            last = text.strip().splitlines()[-1][-300:] if text.strip() else ""
+            self.rows.append({"stage": name, "wall_s": round(wall, 1), "exit": code,
+                              "command": " ".join(command), "last_line": last,
+                              "together": self.groups})
+        return [ended[index][0] for index in range(len(running))]
 
 
 def webworld(*args: str) -> list[str]:
@@ -130,7 +161,7 @@ def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | 
              "| stage | wall (s) | exit | command |", "|---|---|---|---|",
              *[f"| {r['stage']} | {r['wall_s']} | {r['exit']} | `{r['command']}` |"
                for r in runner.rows], "",
-             "| policy | success on the kit's worlds (fast env, whole tasks, greedy) |", "|---|---|",
+             "| policy | success (fast env, whole tasks, greedy) |", "|---|---|",
              *[f"| {k} | {v or 'not run'} |" for k, v in scores.items()], ""]
     for label, metrics in runs.items():
         lines.append(f"RL {label}, rollout success per batch (steps before the goal): " +
@@ -139,6 +170,30 @@ def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | 
     atomic_write_text(out / "gpu_results.md", "\n".join(lines) + "\n")
     atomic_write_text(out / "gpu_results.json", json.dumps(
         {"title": title, "stages": runner.rows, "eval": scores, "rl": runs}, indent=1))
+
+
+# what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
+PACKED = ("rl-start.txt", "eval/*.jsonl", "*/metrics.jsonl", "*/sft_summary.json",
+          "*/model/config.json")
+
+
+def pack_results(work: Path, archive: Path) -> None:
+    """The results files of ``work`` in one archive (a call brings back at most 8 files),
+    written atomically."""
+    partial = archive.with_name(archive.name + ".partial")
+    with tarfile.open(partial, "w:gz") as tar:
+        for pattern in PACKED:
+            for path in sorted(work.glob(pattern)):
+                tar.add(path, arcname=str(path.relative_to(work)))
+    partial.replace(archive)
+
+
+class Eval(NamedTuple):
+    """An eval stage: its row label, policy, suite folder and results file's name."""
+    label: str
+    policy: str
+    suite: Path
+    name: str
 
 
 class Run:
@@ -151,27 +206,49 @@ class Run:
         self.title = f"webworld on {'CPU (smoke)' if args.smoke else 'GPU'}: {self.model}"
         self.scores: dict[str, str | None] = {}
         self.runs: dict[str, list[dict]] = {}
+        # the stages of earlier calls on this machine: the tables show the whole run
+        self.history = self.work / "gpu_stages.json"
+        if self.history.is_file():
+            runner.rows = json.loads(self.history.read_text())
+            runner.groups = max((r.get("together", 0) for r in runner.rows), default=0)
 
     def stage(self, name: str, command: list[str], limit_s: float = 1e9) -> int:
-        # the limits are sized for the device: a smoke run on a busy CPU gets ten times more
-        code = self.runner.run(name, command, limit_s * (10 if self.smoke else 1))
+        return self.side_by_side([(name, command, limit_s)])[0]
+
+    def side_by_side(self, stages: list[tuple[str, list[str], float]],
+                     evals: list[Eval] = (), eval_limit_s: float = 150) -> list[int]:
+        """``stages`` (name, command, limit) and ``evals`` at once; the stages' exit codes. The
+        limits are sized for the device: a smoke run on a busy CPU gets ten times more."""
+        scale = 10 if self.smoke else 1
+        codes = self.runner.run_side_by_side(
+            [(name, command, limit * scale) for name, command, limit in stages] +
+            [(f"eval {e.label}", self.eval_command(e), eval_limit_s * scale) for e in evals])
+        for e, code in zip(evals, codes[len(stages):], strict=True):
+            self.scores[e.label] = success(self.results(e)) if code == 0 else None
+        atomic_write_text(self.history, json.dumps(self.runner.rows, indent=1))
         write_tables(self.out, self.title, self.runner, self.scores, self.runs)
-        return code
+        pack_results(self.work, self.out / "results.tar.gz")
+        return codes[:len(stages)]
+
+    def results(self, e: Eval) -> Path:
+        return self.work / "eval" / f"{e.name}.jsonl"
+
+    def eval_command(self, e: Eval) -> list[str]:
+        """Whole tasks of the suite in the fast env, greedy (a cut eval goes on from its
+        results file in the next call)."""
+        self.results(e).parent.mkdir(parents=True, exist_ok=True)
+        return webworld(
+            "eval", "--suite", str(e.suite), "--fast", "--policy", e.policy, "-n", "1",
+            "--traces", "0", "--workers", "4" if self.smoke else "8",  # slots batched
+            "--device", self.device, "--out", str(self.results(e)),
+            *(["--max-steps", "2"] if self.smoke else []))
 
     def evaluate(self, label: str, policy: Path | None, suite: Path, limit_s: float) -> None:
-        """Whole tasks of ``suite`` in the fast env, greedy; an eval cut at its limit goes on
-        from its results file in the next call."""
         if policy is None:
             self.scores[label] = None
             return
-        results = self.work / f"eval-{re.sub(r'[^a-z0-9]+', '-', label.lower())}.jsonl"
-        code = self.stage(f"eval {label}", webworld(
-            "eval", "--suite", str(suite), "--fast", "--policy", f"hf:{policy}", "-n", "1",
-            "--traces", "0", "--workers", "4" if self.smoke else "8",  # slots batched
-            "--device", self.device, "--out", str(results),
-            *(["--max-steps", "2"] if self.smoke else [])), limit_s)
-        self.scores[label] = success(results) if code == 0 else None
-        write_tables(self.out, self.title, self.runner, self.scores, self.runs)
+        name = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+        self.side_by_side([], [Eval(label, f"hf:{policy}", suite, name)], limit_s)
 
     def max_new_tokens(self) -> list[str]:
         return ["--max-new-tokens", "8" if self.smoke else "64"]  # the tiny policy's are random
@@ -219,34 +296,62 @@ def kit_plan(run: Run) -> None:
 
 def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
-    `scripts/gpu_kit.sh learning` packs), for one seed: SFT, its training-world eval (the
-    baseline), then per reward an RL run with learning.py's budget and its eval. Every stage
-    resumes (SFT and RL from their checkpoints, evals from their results files), so a call
-    cut by its budget is finished by the same command in the next call on a warm machine."""
+    `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
+    RL run per seed and reward with learning.py's budget, then each RL policy's evals, on the
+    training worlds and (where the kit has them) the held-out worlds in the fast env. SmolLM2
+    zero shot runs on the held-out worlds beside the SFT. An RL run cut at its limit is
+    evaluated at its last checkpoint; every stage resumes (SFT and RL from their checkpoints,
+    evals from their results files), so the same command in the next call on a warm machine
+    goes on where this one stopped. The work folder is laid out as learning.py's (its
+    results, packed, make learning.py's GPU rows: `learning.py --from-device`)."""
     from learning import rl_flags, training_subset  # experiments/: stdlib only at import
 
-    args, device, model, seed = run.args, run.device, run.model, str(run.args.seed)
-    worlds, data = args.kit / "worlds", args.kit / "data"
-    train_worlds = training_subset(worlds, data, run.work / "train-worlds", 2 if run.smoke else 10)
-    sft = run.work / f"sft-relabel-s{seed}"
-    run.stage("sft, ids relabelled", webworld(
-        "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
-        "--relabel-ids", "--seed", seed, "--device", device,
-        *(["--max-steps", "2"] if run.smoke else [])), 400)
+    args, model = run.args, run.model
+    worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
+    suites = {"training worlds": ("train", training_subset(
+        worlds, data, run.work / "train-worlds", 2 if run.smoke else 10))}
+    if (heldout / "sites").is_dir():
+        suites["held-out"] = ("heldout", heldout)
+
+    def evals(label: str, policy: str, name: str, only: tuple[str, ...] = tuple(suites)
+              ) -> list[Eval]:
+        return [Eval(f"{label} on {suite}", policy, folder, f"{prefix}-{name}")
+                for suite, (prefix, folder) in suites.items() if suite in only]
+
+    sft = run.work / "sft-relabel"
+    atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
+    # the tiny policy has no zero shot: random stands in for it in a smoke run
+    zero_shot = evals("zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot",
+                      ("held-out",))
+    run.side_by_side([("sft, ids relabelled", webworld(
+        "train", "sft", "--data", str(data), "--model", model, "--out", str(sft), "--relabel-ids",
+        "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])), 400)], zero_shot,
+        400)
     if not (sft / "model" / "config.json").is_file():
         return  # cut at its limit: the next call goes on from its checkpoint
-    run.evaluate("after SFT, ids relabelled", sft / "model", train_worlds, 150)
-    for reward in args.rewards:
-        folder = run.work / f"rl-{reward}-s{seed}"
-        resume = ["--resume"] if (folder / "checkpoints").is_dir() else []
-        run.stage(f"rl {reward} seed {seed}", webworld(
-            "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
-            str(folder), *rl_flags(run.smoke), "--reward", reward, "--seed", seed,
-            "--device", device, *resume, *(run.max_new_tokens() if run.smoke else [])), 450)
+    reserve = 150  # for the RL policies' evals
+    runs = {(reward, str(seed)): run.work / f"rl-{reward}-s{seed}"
+            for seed in args.seeds for reward in args.rewards}
+    rl_stages = [(f"rl {reward} seed {seed}", webworld(
+        "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
+        str(folder), *rl_flags(run.smoke), "--reward", reward, "--seed", seed, "--device",
+        run.device, *(["--resume"] if (folder / "checkpoints").is_dir() else []),
+        *(run.max_new_tokens() if run.smoke else [])), run.runner.left() - reserve)
+        for (reward, seed), folder in runs.items()
+        if not (folder / "model" / "config.json").is_file()]
+    if run.runner.left() < reserve + 60:  # a short call: the evals of what is there
+        rl_stages = []
+    run.side_by_side(rl_stages, evals("after SFT, ids relabelled", f"hf:{sft / 'model'}",
+                                      sft.name), reserve)
+    rl_evals = []
+    for (reward, seed), folder in runs.items():
         run.runs[f"{reward} s{seed}"] = rl_batches(folder)
-        if (folder / "model" / "config.json").is_file():
-            run.evaluate(f"after SFT + RL ({reward} reward, seed {seed})", folder / "model",
-                         train_worlds, 150)
+        policy, batches = rl_policy(folder)
+        finished = (folder / "model" / "config.json").is_file()
+        if policy is not None:  # a cut run's evals are named by its checkpoint's batches
+            rl_evals += evals(f"after SFT + RL ({reward} reward, seed {seed}, {batches} batches)",
+                              f"hf:{policy}", folder.name + ("" if finished else f"-b{batches}"))
+    run.side_by_side([], rl_evals, reserve)
 
 
 def main() -> None:
@@ -271,7 +376,8 @@ def main() -> None:
                              "an hour with --smoke)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpu-tests", "bench"],
                         help="stages a rerun leaves out (they passed in an earlier call)")
-    parser.add_argument("--seed", type=int, default=0, help="learning: the runs' seed")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="learning: the RL runs' seeds (side by side)")
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
                         choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()

@@ -56,13 +56,18 @@ fi
 # what the device never reads (screenshots): a call carries at most 64 MiB
 rm -rf "$kit"/data/images "$kit"/data/assets "$kit"/*/trajectories/*/images "$kit"/*/sites/*/static/*.png
 
-# experiments/learning.py's training worlds and compact export, as built by its own stages
+# experiments/learning.py's training worlds and compact export, as built by its own stages,
+# and the held-out worlds (as `webworld eval --suite heldout` makes them) with their snapshots
 if [ "${1:-}" = learning ] && [ ! -f "$kit/learning/.done" ]; then
     $py experiments/learning.py --until build
+    [ -d runs/heldout/sites ] || .venv/bin/webworld eval heldout --out runs/heldout --workers 2
+    .venv/bin/webworld env snapshot --sites runs/heldout/sites
     rm -rf "$kit/learning" && mkdir -p "$kit/learning/worlds" "$kit/learning/data"
     cp -r runs/learning/worlds/sites runs/learning/worlds/trajectories "$kit/learning/worlds/"
     cp -r runs/learning/data/sft runs/learning/data/manifest.json "$kit/learning/data/"
-    rm -rf "$kit"/learning/worlds/trajectories/*/images "$kit"/learning/worlds/sites/*/static/*.png
+    mkdir -p "$kit/learning/heldout" && cp -r runs/heldout/sites runs/heldout/trajectories \
+        "$kit/learning/heldout/"
+    rm -rf "$kit"/learning/*/trajectories/*/images "$kit"/learning/*/sites/*/static/*.png
     touch "$kit/learning/.done"
 fi
 
@@ -84,5 +89,5 @@ The learning runs instead (one seed; the same command again goes on where a call
      python3 experiments/gpu_run.py --install-only --wheels .whl --gguf-parts \
          /tmp/kit/part-aa gpu_kit/smollm2/part-ab
   3. carry ["gpu_kit/learning"]:
-     python3 experiments/gpu_run.py --plan learning --seed 0 --out "$OUT"
+     python3 experiments/gpu_run.py --plan learning --seeds 0 1 2 --out "$OUT"
 NEXT

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -77,13 +78,40 @@ def test_the_gpu_run_goes_through_in_smoke_mode(kit: Path, tmp_path: Path) -> No
 
 
 def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
-    results = gpu_run(kit, tmp_path, "--plan", "learning", "--seed", "1")
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "worlds", symlinks=True)
+    shutil.copytree(kit / "data", tmp_path / "kit" / "data")
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
+    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "learning", "--seeds", "1", "2")
+    runs = [f"(progress reward, seed {s}, 2 batches)" for s in (1, 2)] + \
+        [f"(success reward, seed {s}, 2 batches)" for s in (1, 2)]
+    evals = [f"eval after SFT + RL {r} on {suite}" for r in runs[0::2] + runs[1::2]
+             for suite in ("training worlds", "held-out")]
     assert [s["stage"] for s in results["stages"]] == [
-        "python and torch", "sft, ids relabelled", "eval after SFT, ids relabelled",
-        "rl progress seed 1", "eval after SFT + RL (progress reward, seed 1)",
-        "rl success seed 1", "eval after SFT + RL (success reward, seed 1)"]
-    assert [len(results["rl"][run]) for run in ("progress s1", "success s1")] == [2, 2]
+        "python and torch", "sft, ids relabelled", "eval zero shot on held-out",
+        *(f"rl {r} seed {s}" for s in (1, 2) for r in ("progress", "success")),
+        "eval after SFT, ids relabelled on training worlds",
+        "eval after SFT, ids relabelled on held-out", *evals]
+    assert [len(results["rl"][run]) for run in ("progress s1", "success s1", "success s2")] == \
+        [2, 2, 2]
     assert all(results["eval"].values())
+    with tarfile.open(tmp_path / "out" / "results.tar.gz") as packed:
+        names = set(packed.getnames())
+    # laid out as experiments/learning.py's work folder, for its GPU rows
+    assert {"rl-start.txt", "rl-progress-s2/metrics.jsonl", "rl-success-s1/model/config.json",
+            "sft-relabel/sft_summary.json", "eval/heldout-zero-shot.jsonl",
+            "eval/train-sft-relabel.jsonl", "eval/heldout-rl-success-s2.jsonl"} <= names, names
+    assert len([n for n in names if n.startswith("eval/")]) == 11
+    page = tmp_path / "learning_on_gpu.md"
+    done = subprocess.run([sys.executable, "experiments/learning_gpu.py", "--from-device",
+                           str(tmp_path / "out"), "--record", str(tmp_path / "record"), "--doc",
+                           str(page)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = page.read_text()
+    assert "not run yet" not in text and "still running" not in text
+    for row in ("| SmolLM2 zero shot |", "| after SFT, ids relabelled |",
+                "| after SFT + RL, success reward (seed 2) |", "| after SFT + RL (progress reward) |",
+                "progress reward (2 seeds, 2 batches)"):
+        assert row in text, row
 
 
 def test_a_stage_past_its_limit_is_killed_with_its_children_and_the_run_goes_on(

@@ -1,0 +1,116 @@
+"""experiments/learning.py's runs on a lent GPU: what `experiments/gpu_run.py --plan learning`
+brought back, kept in experiments/results/learning-gpu/ (committed, no weights) and shown in
+docs/learning_on_gpu.md with learning.py's own tables.
+
+    .venv/bin/python experiments/learning_gpu.py --from-device DIR   # a call's files_at folder
+    .venv/bin/python experiments/learning_gpu.py                      # the page again, from the record
+
+An RL run cut at its limit was evaluated at its last checkpoint (results named ``-bN``): its
+evals are kept under the run's name and the batches it learnt from in ``cut.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from learning import REWARDS, held_out_rows, rl_curves, training_rows  # noqa: E402
+from stages import ROOT, write_keeping_reading  # noqa: E402
+
+RECORD = ROOT / "experiments" / "results" / "learning-gpu"
+DOC = ROOT / "docs" / "learning_on_gpu.md"
+CUT = re.compile(r"(?P<run>.+-rl-\w+-s\d+)-b(?P<batches>\d+)\.jsonl")
+
+
+def import_call(out: Path, record: Path) -> None:
+    """A call's results archive and tables into ``record``, replacing what was there (a warm
+    machine's work folder only grows, so its latest archive holds everything)."""
+    archive = out / "results.tar.gz"
+    if not archive.is_file():
+        raise SystemExit(f"{archive}: no results archive (is this a gpu_run.py --plan learning "
+                         "call's files_at folder?)")
+    shutil.rmtree(record, ignore_errors=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(record, filter="data")
+    shutil.copy(out / "gpu_results.json", record / "gpu_results.json")
+    cut: dict[str, int] = {}
+    for path in sorted((record / "eval").glob("*-b*.jsonl"),
+                       key=lambda p: int(CUT.fullmatch(p.name)["batches"])):
+        match = CUT.fullmatch(path.name)
+        final = path.with_name(f"{match['run']}.jsonl")
+        if final.is_file() and match["run"] not in cut:
+            path.unlink()  # the run finished: its final model's evals are there
+            continue
+        path.replace(final)  # the highest checkpoint wins (sorted by batches)
+        cut[match["run"]] = int(match["batches"])
+    (record / "cut.json").write_text(json.dumps(cut, indent=1, sort_keys=True) + "\n")
+
+
+def seeds_of(record: Path) -> list[int]:
+    return sorted({int(p.name.rsplit("-s", 1)[1]) for p in record.glob("rl-*-s*") if p.is_dir()})
+
+
+def write_page(record: Path, doc: Path) -> None:
+    results = json.loads((record / "gpu_results.json").read_text())
+    stages = results["stages"]
+    device = next((s.get("last_line", "") for s in stages if s["stage"] == "python and torch"), "")
+    seeds = seeds_of(record)
+    cut = json.loads((record / "cut.json").read_text())
+    sft = json.loads((record / "sft-relabel" / "sft_summary.json").read_text())
+    rl = [(f"after SFT + RL, {reward} reward (seed {s})", f"heldout-rl-{reward}-s{s}")
+          for reward in REWARDS for s in seeds]
+    curves = rl_curves(record, seeds, doc.with_name(doc.stem + "_curves.png"))
+    lines = [
+        "# SmolLM2-135M trained on webworld's worlds, on a GPU", "",
+        "Made by `experiments/gpu_run.py --plan learning` on a lent device machine "
+        f"(`{device}`), from the kit of `bash scripts/gpu_kit.sh learning`: the training "
+        "worlds and compact export of `experiments/learning.py` and the held-out worlds with "
+        "their fast-env snapshots. Every episode ran in the fast env (the device has no "
+        "browser); `docs/learning.md` has the CPU runs and the live held-out rows. The page is "
+        "written by `experiments/learning_gpu.py` from `experiments/results/learning-gpu/`.", "",
+        f"SFT, ids relabelled (`sft-relabel/`): {sft['steps']} optimiser steps, learning rate "
+        f"{sft['settings']['learning_rate']}, top {sft['settings']['train_layers']} layers, "
+        f"validation loss per epoch {', '.join(f'{v:.3f}' for v in sft['validation_losses'])}.",
+        "",
+        "## Held-out worlds (fast env)", "",
+        *held_out_rows(record, [("SmolLM2 zero shot", "heldout-zero-shot"),
+                                ("after SFT, ids relabelled", "heldout-sft-relabel"), *rl]), "",
+        "## Training worlds, whole tasks", "",
+        "Ten worlds of the training split, every task instance once, greedy, fast env:", "",
+        *training_rows(record, seeds), "",
+        *(["Cut at its time limit and evaluated at its last checkpoint: "
+           + ", ".join(f"`{run}` after {n} batches" for run, n in cut.items()), ""]
+          if cut else []),
+        "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
+        *curves, "",
+        "## Stages", "", "Stages of one group ran side by side on the one GPU; exit 124: cut at "
+        "its limit.", "",
+        "| group | stage | wall (s) | exit |", "|---|---|---|---|",
+        *[f"| {s.get('together', '-')} | {s['stage']} | {s['wall_s']:.0f} | {s['exit']} |"
+          for s in stages], ""]
+    write_keeping_reading(doc, "\n".join(lines))
+    print(f"wrote {doc}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--from-device", type=Path, default=None,
+                        help="a gpu_run.py --plan learning call's files (gpu_results.json, "
+                             "results.tar.gz)")
+    parser.add_argument("--record", type=Path, default=RECORD)
+    parser.add_argument("--doc", type=Path, default=DOC)
+    args = parser.parse_args()
+    if args.from_device:
+        import_call(args.from_device, args.record)
+    write_page(args.record, args.doc)
+
+
+if __name__ == "__main__":
+    main()
