@@ -298,12 +298,13 @@ def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
     `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
     RL run per seed and reward with learning.py's budget, then each RL policy's evals, on the
-    training worlds and (where the kit has them) the held-out worlds in the fast env. SmolLM2
-    zero shot runs on the held-out worlds beside the SFT. An RL run cut at its limit is
-    evaluated at its last checkpoint; every stage resumes (SFT and RL from their checkpoints,
-    evals from their results files), so the same command in the next call on a warm machine
-    goes on where this one stopped. The work folder is laid out as learning.py's (its
-    results, packed, make learning.py's GPU rows: `learning.py --from-device`)."""
+    training worlds and (where the kit has them) the held-out worlds in the fast env, SmolLM2
+    zero shot on the held-out worlds beside the RL. An RL run cut at its limit is evaluated at
+    its last checkpoint; every stage resumes (SFT and RL from their checkpoints, evals from
+    their results files), so the same command in the next call on a warm machine goes on
+    where this one stopped; ``--until sft`` stops after the SFT (a call that carries only the
+    data). The work folder is laid out as learning.py's: its results, packed, make the page
+    of `experiments/learning_gpu.py --from-device`."""
     from learning import rl_flags, training_subset  # experiments/: stdlib only at import
 
     args, model = run.args, run.model
@@ -320,14 +321,11 @@ def learning_plan(run: Run) -> None:
 
     sft = run.work / "sft-relabel"
     atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
-    # the tiny policy has no zero shot: random stands in for it in a smoke run
-    zero_shot = evals("zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot",
-                      ("held-out",))
-    run.side_by_side([("sft, ids relabelled", webworld(
-        "train", "sft", "--data", str(data), "--model", model, "--out", str(sft), "--relabel-ids",
-        "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])), 400)], zero_shot,
-        400)
-    if not (sft / "model" / "config.json").is_file():
+    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+        run.stage("sft, ids relabelled", webworld(
+            "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
+            "--relabel-ids", "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])))
+    if args.until == "sft" or not (sft / "model" / "config.json").is_file():
         return  # cut at its limit: the next call goes on from its checkpoint
     reserve = 150  # for the RL policies' evals
     runs = {(reward, str(seed)): run.work / f"rl-{reward}-s{seed}"
@@ -341,8 +339,11 @@ def learning_plan(run: Run) -> None:
         if not (folder / "model" / "config.json").is_file()]
     if run.runner.left() < reserve + 60:  # a short call: the evals of what is there
         rl_stages = []
-    run.side_by_side(rl_stages, evals("after SFT, ids relabelled", f"hf:{sft / 'model'}",
-                                      sft.name), reserve)
+    # the tiny policy has no zero shot: random stands in for it in a smoke run
+    zero_shot = evals("zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot",
+                      ("held-out",))
+    run.side_by_side(rl_stages, zero_shot + evals("after SFT, ids relabelled",
+                                                  f"hf:{sft / 'model'}", sft.name), reserve)
     rl_evals = []
     for (reward, seed), folder in runs.items():
         run.runs[f"{reward} s{seed}"] = rl_batches(folder)
@@ -378,6 +379,8 @@ def main() -> None:
                         help="stages a rerun leaves out (they passed in an earlier call)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0],
                         help="learning: the RL runs' seeds (side by side)")
+    parser.add_argument("--until", choices=["sft"], default=None,
+                        help="learning: stop after the SFT (a call that carries only the data)")
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
                         choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()

@@ -25,6 +25,7 @@ from learning import REWARDS, held_out_rows, rl_curves, training_rows  # noqa: E
 from stages import ROOT, write_keeping_reading  # noqa: E402
 
 RECORD = ROOT / "experiments" / "results" / "learning-gpu"
+CPU_RECORD = ROOT / "experiments" / "results" / "learning"  # learning.py's, with live rows
 DOC = ROOT / "docs" / "learning_on_gpu.md"
 CUT = re.compile(r"(?P<run>.+-rl-\w+-s\d+)-b(?P<batches>\d+)\.jsonl")
 
@@ -57,6 +58,27 @@ def seeds_of(record: Path) -> list[int]:
     return sorted({int(p.name.rsplit("-s", 1)[1]) for p in record.glob("rl-*-s*") if p.is_dir()})
 
 
+def fast_equals_live(cpu_record: Path) -> list[str]:
+    """Whether the held-out suite plays the same in the fast env as in Chromium: random and
+    oracle, seeded, episode by episode (`webworld eval --suite runs/heldout --fast ...` against
+    learning.py's live rows)."""
+    from webworld.eval.results import read_results
+
+    lines = []
+    for policy in ("random", "oracle"):
+        live, fast = (read_results(cpu_record / "eval" / f"heldout-{policy}{end}.jsonl")
+                      for end in ("", "-fast"))
+        if not live or not fast:
+            continue
+        played = {(r["task"], r["episode"]): (r["actions"], r["success"]) for r in live}
+        same = sum(played.get((r["task"], r["episode"])) == (r["actions"], r["success"])
+                   for r in fast)
+        lines.append(f"{policy}: the same actions and outcome in {same} of {len(live)} episodes "
+                     f"({sum(r['success'] for r in fast)} successes)")
+    return [f"The fast env against Chromium on the held-out suite: {'; '.join(lines)}.", ""] \
+        if lines else []
+
+
 def write_page(record: Path, doc: Path) -> None:
     results = json.loads((record / "gpu_results.json").read_text())
     stages = results["stages"]
@@ -80,6 +102,7 @@ def write_page(record: Path, doc: Path) -> None:
         f"validation loss per epoch {', '.join(f'{v:.3f}' for v in sft['validation_losses'])}.",
         "",
         "## Held-out worlds (fast env)", "",
+        *fast_equals_live(CPU_RECORD),
         *held_out_rows(record, [("SmolLM2 zero shot", "heldout-zero-shot"),
                                 ("after SFT, ids relabelled", "heldout-sft-relabel"), *rl]), "",
         "## Training worlds, whole tasks", "",

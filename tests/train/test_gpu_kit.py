@@ -81,14 +81,17 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     shutil.copytree(kit / "worlds", tmp_path / "kit" / "worlds", symlinks=True)
     shutil.copytree(kit / "data", tmp_path / "kit" / "data")
     shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
+    # two calls, as on a device: the SFT alone, then the rest (the tables show both calls)
+    gpu_run(tmp_path / "kit", tmp_path, "--plan", "learning", "--until", "sft")
     results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "learning", "--seeds", "1", "2")
     runs = [f"(progress reward, seed {s}, 2 batches)" for s in (1, 2)] + \
         [f"(success reward, seed {s}, 2 batches)" for s in (1, 2)]
     evals = [f"eval after SFT + RL {r} on {suite}" for r in runs[0::2] + runs[1::2]
              for suite in ("training worlds", "held-out")]
     assert [s["stage"] for s in results["stages"]] == [
-        "python and torch", "sft, ids relabelled", "eval zero shot on held-out",
+        "python and torch", "sft, ids relabelled", "python and torch",
         *(f"rl {r} seed {s}" for s in (1, 2) for r in ("progress", "success")),
+        "eval zero shot on held-out",
         "eval after SFT, ids relabelled on training worlds",
         "eval after SFT, ids relabelled on held-out", *evals]
     assert [len(results["rl"][run]) for run in ("progress s1", "success s1", "success s2")] == \
