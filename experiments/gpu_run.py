@@ -309,6 +309,14 @@ def learning_plan(run: Run) -> None:
 
     args, model = run.args, run.model
     worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
+    sft = run.work / "sft-relabel"
+    atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
+    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+        run.stage("sft, ids relabelled", webworld(
+            "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
+            "--relabel-ids", "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])))
+    if args.until == "sft" or not (sft / "model" / "config.json").is_file():
+        return  # cut at its limit: the next call goes on from its checkpoint
     suites = {"training worlds": ("train", training_subset(
         worlds, data, run.work / "train-worlds", 2 if run.smoke else 10))}
     if (heldout / "sites").is_dir():
@@ -319,14 +327,6 @@ def learning_plan(run: Run) -> None:
         return [Eval(f"{label} on {suite}", policy, folder, f"{prefix}-{name}")
                 for suite, (prefix, folder) in suites.items() if suite in only]
 
-    sft = run.work / "sft-relabel"
-    atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
-    if not (sft / "model" / "config.json").is_file():  # written last, in whole
-        run.stage("sft, ids relabelled", webworld(
-            "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
-            "--relabel-ids", "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])))
-    if args.until == "sft" or not (sft / "model" / "config.json").is_file():
-        return  # cut at its limit: the next call goes on from its checkpoint
     reserve = 150  # for the RL policies' evals
     runs = {(reward, str(seed)): run.work / f"rl-{reward}-s{seed}"
             for seed in args.seeds for reward in args.rewards}

@@ -68,6 +68,9 @@ if [ "${1:-}" = learning ] && [ ! -f "$kit/learning/.done" ]; then
     mkdir -p "$kit/learning/heldout" && cp -r runs/heldout/sites runs/heldout/trajectories \
         "$kit/learning/heldout/"
     rm -rf "$kit"/learning/*/trajectories/*/images "$kit"/learning/*/sites/*/static/*.png
+    # the SFT data alone, compressed (95 KB): it rides with the wheels and the second weights
+    # part, so the SFT runs in that call
+    tar cJf "$kit/learning-data.tar.xz" -C "$kit/learning" data
     touch "$kit/learning/.done"
 fi
 
@@ -84,10 +87,11 @@ On the device, calls in a row while the machine is warm (a call carries at most 
   2. carry [".whl", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench", "gpu_kit/smollm2/part-ab"]:
      python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
          gpu_kit/smollm2/part-ab --out "$OUT"
-The learning runs instead (one seed; the same command again goes on where a call stopped):
-  2. carry [".whl", "gpu_kit/smollm2/part-ab"]:
-     python3 experiments/gpu_run.py --install-only --wheels .whl --gguf-parts \
-         /tmp/kit/part-aa gpu_kit/smollm2/part-ab
-  3. carry ["gpu_kit/learning"]:
+The learning runs instead (the same command again goes on where a call stopped):
+  2. carry [".whl", "gpu_kit/smollm2/part-ab", "gpu_kit/learning-data.tar.xz"]: the SFT
+     mkdir -p /tmp/kit/learning && tar xJf gpu_kit/learning-data.tar.xz -C /tmp/kit/learning &&
+     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
+         gpu_kit/smollm2/part-ab --plan learning --until sft --kit /tmp/kit/learning --out "$OUT"
+  3. carry ["gpu_kit/learning"]: every seed's RL and every eval
      python3 experiments/gpu_run.py --plan learning --seeds 0 1 2 --out "$OUT"
 NEXT
