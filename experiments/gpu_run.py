@@ -85,6 +85,8 @@ class Runner:
         """Stages at once, each within its limit; their exit codes in order. A small policy's
         processes mostly wait on the CPU, so several share one GPU well; each gets its share of
         the CPU threads."""
+        if not stages:
+            return []
         threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(stages))),
                    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}  # less held idle
         env = self.env if len(stages) == 1 else {**self.env, **threads}
@@ -239,7 +241,7 @@ class Run:
         self.results(e).parent.mkdir(parents=True, exist_ok=True)
         return webworld(
             "eval", "--suite", str(e.suite), "--fast", "--policy", e.policy, "-n", "1",
-            "--traces", "0", "--workers", "4" if self.smoke else "8",  # slots batched
+            "--traces", "0", "--workers", "4" if self.smoke else "16",  # slots batched
             "--device", self.device, "--out", str(self.results(e)),
             *(["--max-steps", "2"] if self.smoke else []))
 

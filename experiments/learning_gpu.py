@@ -79,16 +79,26 @@ def fast_equals_live(cpu_record: Path) -> list[str]:
         if lines else []
 
 
+def cut_evals(stages: list[dict]) -> list[str]:
+    """The evals whose last try was cut at its limit: their rows hold the episodes played."""
+    last = {s["stage"]: s["exit"] for s in stages if s["stage"].startswith("eval ")}
+    cut = [name[5:] for name, code in last.items() if code == 124]
+    return [f"Cut at the call's time limit, so over the episodes played by then (the rows' "
+            f"episode counts): {'; '.join(cut)}.", ""] if cut else []
+
+
 def write_page(record: Path, doc: Path) -> None:
     results = json.loads((record / "gpu_results.json").read_text())
     stages = results["stages"]
     device = next((s.get("last_line", "") for s in stages if s["stage"] == "python and torch"), "")
-    seeds = seeds_of(record)
+    seeds = seeds_of(record) or [0]  # no RL run yet: its rows say so
     cut = json.loads((record / "cut.json").read_text())
     sft = json.loads((record / "sft-relabel" / "sft_summary.json").read_text())
     rl = [(f"after SFT + RL, {reward} reward (seed {s})", f"heldout-rl-{reward}-s{s}")
           for reward in REWARDS for s in seeds]
-    curves = rl_curves(record, seeds, doc.with_name(doc.stem + "_curves.png"))
+    plot = doc.with_name(doc.stem + "_curves.png")
+    curves = ["## RL curves", "", f"![rollout success per batch]({plot.name})", "",
+              *rl_curves(record, seeds, plot), ""] if seeds_of(record) else []
     lines = [
         "# SmolLM2-135M trained on webworld's worlds, on a GPU", "",
         "Made by `experiments/gpu_run.py --plan learning` on a lent device machine "
@@ -103,6 +113,7 @@ def write_page(record: Path, doc: Path) -> None:
         "",
         "## Held-out worlds (fast env)", "",
         *fast_equals_live(CPU_RECORD),
+        *cut_evals(stages),
         *held_out_rows(record, [("SmolLM2 zero shot", "heldout-zero-shot"),
                                 ("after SFT, ids relabelled", "heldout-sft-relabel"), *rl]), "",
         "## Training worlds, whole tasks", "",
@@ -111,8 +122,7 @@ def write_page(record: Path, doc: Path) -> None:
         *(["Cut at its time limit and evaluated at its last checkpoint: "
            + ", ".join(f"`{run}` after {n} batches" for run, n in cut.items()), ""]
           if cut else []),
-        "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
-        *curves, "",
+        *curves,
         "## Stages", "", "Stages of one group ran side by side on the one GPU; exit 124: cut at "
         "its limit.", "",
         "| group | stage | wall (s) | exit |", "|---|---|---|---|",

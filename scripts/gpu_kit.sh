@@ -77,7 +77,7 @@ fi
 if [ ! -f "$kit/smollm2/part-ab" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     mkdir -p "$kit/smollm2"
-    split -b 58M "$gguf" "$kit/smollm2/part-"
+    split -b 57M "$gguf" "$kit/smollm2/part-"
 fi
 du -sh .whl "$kit" "$kit/smollm2"
 cat <<'NEXT'

@@ -103,6 +103,22 @@ def test_check_env_and_the_vector_form(lab: Built) -> None:
     assert all(ended)
 
 
+def test_envs_of_one_world_set_share_its_snapshots_and_keep_their_own_episodes(
+        lab: Built) -> None:
+    worlds = lab.worlds()
+    first, second = (FastEnv(worlds, split=None, build=False) for _ in range(2))
+    loaded = [list(env.episode.page.worlds.values()) for env in (first, second)]
+    assert loaded[0] and all(a is b for a, b in zip(*loaded, strict=True))  # not one per slot
+    other = FastEnv(lab.worlds(), split=None, build=False)  # loaded again: its own
+    assert not set(map(id, other.episode.page.worlds.values())) & set(map(id, loaded[0]))
+    obs, info = first.reset(seed=3)
+    assert second.reset(seed=3)[0] == obs
+    path = worlds.instance(info["instance"]).oracle[0]
+    stepped = first.step(path[0])[0]
+    assert stepped != obs
+    assert second.step("press('1', 'Escape')")[0] != stepped  # its own page, not the first's
+
+
 def test_screenshots_and_sites_it_cannot_reproduce_are_refused(lab: Built, tmp_path) -> None:
     with pytest.raises(UsageError, match="no screenshots"):
         FastEnv(lab.worlds(), split=None, screenshot=True)

@@ -126,6 +126,7 @@ def test_a_stage_past_its_limit_is_killed_with_its_children_and_the_run_goes_on(
     spawn = (f"import subprocess, time; child = subprocess.Popen(['sleep', '60']); "
              f"open({str(pid_file)!r}, 'w').write(str(child.pid)); time.sleep(60)")
     started = time.perf_counter()
+    assert runner.run_side_by_side([]) == []  # nothing to run: nothing run
     assert runner.run("stuck", [sys.executable, "-c", spawn], limit_s=2) == 124
     assert time.perf_counter() - started < 20
     time.sleep(0.5)

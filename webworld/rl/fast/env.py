@@ -14,6 +14,7 @@ with a clear message.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -113,12 +114,21 @@ class FastPage:
         return PageResult(self.model.observe(), state=self.state)
 
 
+# the loaded snapshot of each World object while an env holds it: an eval's slots (one FastEnv
+# each) share one copy, as a FastVectorEnv's episodes do (a world's copy is a few hundred MB)
+_LOADED: weakref.WeakValueDictionary[int, FastWorld] = weakref.WeakValueDictionary()
+
+
 def snapshots(worlds: WorldSet, *, build: bool = True, state_budget: int | None = None,
               progress: Progress | None = None) -> dict[str, FastWorld]:
     """Every world's snapshot, captured now where missing or stale (when ``build``)."""
     out = {}
     for world in worlds.worlds.values():
         if not world.instances:
+            continue
+        loaded = _LOADED.get(id(world))
+        if loaded is not None and loaded.world is world:
+            out[world.id] = loaded
             continue
         snap = load_snapshot(world.site)
         if snap is None:
@@ -128,7 +138,7 @@ def snapshots(worlds: WorldSet, *, build: bool = True, state_budget: int | None 
             tick = (lambda done, total, w=world.id: progress(w, done, total)) if progress else None
             kwargs = {"state_budget": state_budget} if state_budget else {}
             snap = build_snapshot(world.site, progress=tick, **kwargs)
-        out[world.id] = FastWorld(world, snap)
+        out[world.id] = _LOADED[id(world)] = FastWorld(world, snap)
     return out
 
 
