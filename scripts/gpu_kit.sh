@@ -92,6 +92,9 @@ The learning runs instead (the same command again goes on where a call stopped):
      mkdir -p /tmp/kit/learning && tar xJf gpu_kit/learning-data.tar.xz -C /tmp/kit/learning &&
      python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
          gpu_kit/smollm2/part-ab --plan learning --until sft --kit /tmp/kit/learning --out "$OUT"
-  3. carry ["gpu_kit/learning"]: every seed's RL and every eval
-     python3 experiments/gpu_run.py --plan learning --seeds 0 1 2 --out "$OUT"
+  3. carry ["gpu_kit/learning"]: every seed's RL and every eval (--budget: the device time
+     left, less a minute; send each call within 30 s of the last answer, or the machine goes
+     back with what the calls before left on it)
+     python3 experiments/gpu_run.py --plan learning --seeds 0 1 2 --budget 480 --out "$OUT"
+Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>
 NEXT
