@@ -234,3 +234,34 @@ def test_a_server_killed_under_the_env_is_a_clear_error(lab: Built) -> None:
         server.kill()
         if env is not None:
             env.close()
+
+
+def test_a_truth_request_the_server_dropped_unanswered_goes_again_on_a_new_connection() -> None:
+    """The race of a loaded machine: the server closes a pooled connection as idle just as the
+    client sends on it. Here its first connection is closed unanswered; the second answers."""
+    import asyncio
+
+    import httpx
+
+    from webworld.rl.live import truth_request
+
+    async def scenario() -> tuple[int, str, int]:
+        connections = 0
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            await reader.readuntil(b"\r\n\r\n")
+            if connections > 1:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/__truth/state"
+        async with server, httpx.AsyncClient() as client:
+            response = await truth_request(client, "get", url, params={"session": "s"},
+                                           headers={})
+            return response.status_code, response.text, connections
+
+    assert asyncio.run(scenario()) == (200, "{}", 2)

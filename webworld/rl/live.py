@@ -148,9 +148,8 @@ class LivePage:
 
     async def _truth_call(self, method: str, url: str, params: dict[str, str]) -> dict[str, Any]:
         try:
-            response = await self.client.request(method.upper(), url, params=params,
-                                                 headers=self.server.headers,
-                                                 timeout=TRUTH_TIMEOUT_S)
+            response = await truth_request(self.client, method, url, params=params,
+                                           headers=self.server.headers)
         except httpx.HTTPError as exc:
             raise ServerGone(f"the site server at {self.server.url} is not answering "
                              f"({type(exc).__name__}: {exc})") from None
@@ -169,6 +168,20 @@ class LivePage:
         except httpx.HTTPError:
             return ServerGone(f"the site server at {self.server.url} stopped answering ({exc})")
         return exc
+
+
+async def truth_request(client: httpx.AsyncClient, method: str, url: str, *,
+                        params: dict[str, str], headers: dict[str, str]) -> httpx.Response:
+    """A ground-truth request, tried once more on a new connection when the server closed the
+    one it went out on without an answer: a pooled connection the server closed as idle just as
+    it was reused (httpx and uvicorn both keep one 5 s), which a loaded machine meets. Safe to
+    repeat: a read, or a new session."""
+    try:
+        return await client.request(method.upper(), url, params=params, headers=headers,
+                                    timeout=TRUTH_TIMEOUT_S)
+    except httpx.RemoteProtocolError:
+        return await client.request(method.upper(), url, params=params, headers=headers,
+                                    timeout=TRUTH_TIMEOUT_S)
 
 
 class _Browser:
