@@ -145,10 +145,15 @@ def rl_batches(run: Path) -> list[dict]:
         if metrics.is_file() else []
 
 
+def finished(run: Path) -> bool:
+    """Whether an SFT or RL run wrote its final model (its config is written last, in whole)."""
+    return (run / "model" / "config.json").is_file()
+
+
 def rl_policy(run: Path) -> tuple[Path | None, int]:
     """The run's final model, else (a run cut at its limit) its last checkpoint's; and how many
     rollout batches it learnt from."""
-    if (run / "model" / "config.json").is_file():  # written last, in whole
+    if finished(run):
         return run / "model", len(rl_batches(run))
     found = sorted((run / "checkpoints").glob("step-*/state.json"))  # complete ones only
     if not found:
@@ -273,7 +278,7 @@ def kit_plan(run: Run) -> None:
     sft = run.work / "sft"
     run.stage("sft", webworld("train", "sft", "--data", str(data), "--model", model, "--out",
                               str(sft), "--max-steps", sft_steps, "--device", device), 110)
-    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+    if not finished(sft):
         raise SystemExit("sft wrote no model: nothing to go on from")
     run.evaluate("after SFT", sft / "model", worlds, 60)
 
@@ -313,11 +318,11 @@ def learning_plan(run: Run) -> None:
     worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
     sft = run.work / "sft-relabel"
     atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
-    if not (sft / "model" / "config.json").is_file():  # written last, in whole
+    if not finished(sft):
         run.stage("sft, ids relabelled", webworld(
             "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
             "--relabel-ids", "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])))
-    if args.until == "sft" or not (sft / "model" / "config.json").is_file():
+    if args.until == "sft" or not finished(sft):
         return  # cut at its limit: the next call goes on from its checkpoint
     suites = {"training worlds": ("train", training_subset(
         worlds, data, run.work / "train-worlds", 2 if run.smoke else 10))}
@@ -332,15 +337,13 @@ def learning_plan(run: Run) -> None:
     reserve = 150  # for the RL policies' evals
     runs = {(reward, str(seed)): run.work / f"rl-{reward}-s{seed}"
             for seed in args.seeds for reward in args.rewards}
-    rl_stages = [(f"rl {reward} seed {seed}", webworld(
+    short_call = run.runner.left() < reserve + 60  # only the evals of what is there
+    rl_stages = [] if short_call else [(f"rl {reward} seed {seed}", webworld(
         "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
         str(folder), *rl_flags(run.smoke), "--reward", reward, "--seed", seed, "--device",
         run.device, *(["--resume"] if (folder / "checkpoints").is_dir() else []),
         *(run.max_new_tokens() if run.smoke else [])), run.runner.left() - reserve)
-        for (reward, seed), folder in runs.items()
-        if not (folder / "model" / "config.json").is_file()]
-    if run.runner.left() < reserve + 60:  # a short call: the evals of what is there
-        rl_stages = []
+        for (reward, seed), folder in runs.items() if not finished(folder)]
     # the tiny policy has no zero shot: random stands in for it in a smoke run
     zero_shot = evals("zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot",
                       ("held-out",))
@@ -350,10 +353,10 @@ def learning_plan(run: Run) -> None:
     for (reward, seed), folder in runs.items():
         run.runs[f"{reward} s{seed}"] = rl_batches(folder)
         policy, batches = rl_policy(folder)
-        finished = (folder / "model" / "config.json").is_file()
         if policy is not None:  # a cut run's evals are named by its checkpoint's batches
             rl_evals += evals(f"after SFT + RL ({reward} reward, seed {seed}, {batches} batches)",
-                              f"hf:{policy}", folder.name + ("" if finished else f"-b{batches}"))
+                              f"hf:{policy}",
+                              folder.name + ("" if finished(folder) else f"-b{batches}"))
     run.side_by_side([], rl_evals, reserve)
 
 
@@ -362,7 +365,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny policy, a few steps")
     parser.add_argument("--plan", choices=["kit", "learning"], default="kit",
                         help="kit: the kit's worlds (checks, bench, a short SFT + RL); "
-                             "learning: learning.py's SFT and RL runs for --seed")
+                             "learning: learning.py's SFT and RL runs for --seeds")
     parser.add_argument("--kit", type=Path, default=None,
                         help="default: gpu_kit (kit), gpu_kit/learning (learning)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "runs/gpu_run")),

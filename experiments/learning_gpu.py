@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learning import REWARDS, held_out_rows, rl_curves, training_rows  # noqa: E402
 from stages import ROOT, write_keeping_reading  # noqa: E402
 
+from webworld.fsio import atomic_write_text  # noqa: E402
+
 RECORD = ROOT / "experiments" / "results" / "learning-gpu"
 CPU_RECORD = ROOT / "experiments" / "results" / "learning"  # learning.py's, with live rows
 DOC = ROOT / "docs" / "learning_on_gpu.md"
@@ -51,7 +53,7 @@ def import_call(out: Path, record: Path) -> None:
             continue
         path.replace(final)  # the highest checkpoint wins (sorted by batches)
         cut[match["run"]] = int(match["batches"])
-    (record / "cut.json").write_text(json.dumps(cut, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(record / "cut.json", json.dumps(cut, indent=1, sort_keys=True) + "\n")
 
 
 def seeds_of(record: Path) -> list[int]:

@@ -176,12 +176,13 @@ async def truth_request(client: httpx.AsyncClient, method: str, url: str, *,
     one it went out on without an answer: a pooled connection the server closed as idle just as
     it was reused (httpx and uvicorn both keep one 5 s), which a loaded machine meets. Safe to
     repeat: a read, or a new session."""
+    def send() -> Any:
+        return client.request(method.upper(), url, params=params, headers=headers,
+                              timeout=TRUTH_TIMEOUT_S)
     try:
-        return await client.request(method.upper(), url, params=params, headers=headers,
-                                    timeout=TRUTH_TIMEOUT_S)
+        return await send()
     except httpx.RemoteProtocolError:
-        return await client.request(method.upper(), url, params=params, headers=headers,
-                                    timeout=TRUTH_TIMEOUT_S)
+        return await send()
 
 
 class _Browser:

@@ -126,8 +126,8 @@ def snapshots(worlds: WorldSet, *, build: bool = True, state_budget: int | None 
     for world in worlds.worlds.values():
         if not world.instances:
             continue
-        loaded = _LOADED.get(id(world))
-        if loaded is not None and loaded.world is world:
+        loaded = _LOADED.get(id(world))  # alive, it holds its world: the id is that world's
+        if loaded is not None:
             out[world.id] = loaded
             continue
         snap = load_snapshot(world.site)
