@@ -265,3 +265,18 @@ def test_a_truth_request_the_server_dropped_unanswered_goes_again_on_a_new_conne
             return response.status_code, response.text, connections
 
     assert asyncio.run(scenario()) == (200, "{}", 2)
+
+
+def test_the_servers_keep_an_idle_connection_longer_than_the_client_pool_does() -> None:
+    """So the client drops an idle connection first and never reuses one being closed."""
+    import httpx
+    from fastapi import FastAPI
+
+    from webworld.serve.runner import LiveServer
+
+    pool = httpx.Limits().keepalive_expiry  # the default the env's client keeps
+    server = LiveServer(FastAPI())
+    try:
+        assert server.server.config.timeout_keep_alive > pool
+    finally:
+        server.sock.close()

@@ -45,6 +45,7 @@ def serve_cmd(
     import uvicorn
 
     from webworld.serve.multi import WORLD_PREFIX, create_multi_app
+    from webworld.serve.runner import KEEP_ALIVE_S
 
     app = create_multi_app(site_dirs, truth_token=token)
     if not ipaddress.ip_address(host).is_loopback:
@@ -52,4 +53,4 @@ def serve_cmd(
     for world, name in app.state.worlds.items():
         out.print(f"{name}: http://{host}:{port}{WORLD_PREFIX.format(world=world)}/")
     out.print(f"ground-truth token: {app.state.truth_token}")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)

@@ -13,6 +13,10 @@ from fastapi import FastAPI
 from webworld.errors import WebworldError
 
 LOOPBACK = "127.0.0.1"
+# how long the server keeps an idle connection: longer than httpx's pool keeps one (5 s), so a
+# client always drops it first and never sends on a connection the server is closing (uvicorn's
+# own 5 s raced httpx's on a loaded machine: "Server disconnected without sending a response")
+KEEP_ALIVE_S = 30
 
 
 class LiveServer:
@@ -25,7 +29,8 @@ class LiveServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.host, self.port = self.sock.getsockname()[:2]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                timeout_keep_alive=KEEP_ALIVE_S)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True, name=f"webworld-server-{self.port}")
