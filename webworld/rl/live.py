@@ -174,7 +174,8 @@ async def truth_request(client: httpx.AsyncClient, method: str, url: str, *,
                         params: dict[str, str], headers: dict[str, str]) -> httpx.Response:
     """A ground-truth request, tried once more on a new connection when the server closed the
     one it went out on without an answer: a pooled connection the server closed as idle just as
-    it was reused (httpx and uvicorn both keep one 5 s), which a loaded machine meets. Safe to
+    it was reused. webworld's servers keep one longer than the client does
+    (:data:`webworld.serve.runner.KEEP_ALIVE_S`); a server run otherwise may not. Safe to
     repeat: a read, or a new session."""
     def send() -> Any:
         return client.request(method.upper(), url, params=params, headers=headers,
