@@ -43,6 +43,9 @@ def import_call(out: Path, record: Path) -> None:
     with tarfile.open(archive) as tar:
         tar.extractall(record, filter="data")
     shutil.copy(out / "gpu_results.json", record / "gpu_results.json")
+    for path in (record / "eval").glob("*.jsonl"):
+        if path.stat().st_size == 0:
+            path.unlink()  # cut before its first episode: not run
     cut: dict[str, int] = {}
     for path in sorted((record / "eval").glob("*-b*.jsonl"),
                        key=lambda p: int(CUT.fullmatch(p.name)["batches"])):
@@ -83,12 +86,37 @@ def fast_equals_live(cpu_record: Path) -> list[str]:
             f"learning.py's live rows): {'; '.join(lines)}.", ""] if lines else []
 
 
-def cut_evals(stages: list[dict]) -> list[str]:
-    """The evals whose last try was cut at its limit: their rows hold the episodes played."""
-    last = {s["stage"]: s["exit"] for s in stages if s["stage"].startswith("eval ")}
-    cut = [name[5:] for name, code in last.items() if code == 124]
-    return [f"Cut at the call's time limit, so over the episodes played by then (the rows' "
-            f"episode counts): {'; '.join(cut)}.", ""] if cut else []
+def played(record: Path, stage: dict) -> int:
+    """How many episodes the eval ``stage`` left in the record (under its imported name)."""
+    name = Path(stage["command"].split(" --out ", 1)[1].split()[0]).name
+    match = CUT.fullmatch(name)
+    path = record / "eval" / (f"{match['run']}.jsonl" if match else name)
+    return len(path.read_text().splitlines()) if path.is_file() else 0
+
+
+def cut_evals(record: Path, stages: list[dict]) -> list[str]:
+    """The evals whose last try was cut at its limit: their rows hold the episodes played, and
+    those cut before their first episode are named as not run."""
+    last = {s["stage"]: s for s in stages if s["stage"].startswith("eval ")}
+    cut = [(name[5:], played(record, s)) for name, s in last.items() if s["exit"] == 124]
+    some, none = [n for n, count in cut if count], [n for n, count in cut if not count]
+    return [*([f"Cut at the call's time limit, so over the episodes played by then (the rows' "
+               f"episode counts): {'; '.join(some)}.", ""] if some else []),
+            *([f"Cut before their first episode (not run): {'; '.join(none)}.", ""]
+              if none else [])]
+
+
+def zero_shot_on_cpu(record: Path) -> list[str]:
+    """Where the device left SmolLM2 zero shot out (``--skip zero-shot``), learning.py's live
+    row on the CPU."""
+    from webworld.eval.results import Rate, read_results
+
+    cpu = read_results(CPU_RECORD / "eval" / "heldout-zero-shot.jsonl")
+    if (record / "eval" / "heldout-zero-shot.jsonl").is_file() or not cpu:
+        return []
+    rate = Rate("zero shot", len(cpu), sum(r["success"] for r in cpu))
+    return [f"SmolLM2 zero shot ran on the CPU, in Chromium (`docs/learning.md`), not here: "
+            f"{rate.shown()} of {len(cpu)}.", ""]
 
 
 def write_page(record: Path, doc: Path) -> None:
@@ -117,7 +145,8 @@ def write_page(record: Path, doc: Path) -> None:
         "",
         "## Held-out worlds (fast env)", "",
         *fast_equals_live(CPU_RECORD),
-        *cut_evals(stages),
+        *cut_evals(record, stages),
+        *zero_shot_on_cpu(record),
         *held_out_rows(record, [("SmolLM2 zero shot", "heldout-zero-shot"),
                                 ("after SFT, ids relabelled", "heldout-sft-relabel"), *rl]), "",
         "## Training worlds, whole tasks", "",
