@@ -334,6 +334,10 @@ def learning_plan(run: Run) -> None:
     worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
     sft = run.work / "sft-relabel"
     atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
+    if args.sft_delta and not finished(sft):  # the CPU's SFT run, carried as a delta
+        run.stage("sft of the CPU run, from its delta", [
+            sys.executable, str(ROOT / "experiments" / "policy_delta.py"), "apply",
+            str(args.sft_delta), str(sft)])
     if not finished(sft):
         run.stage("sft, ids relabelled", webworld(
             "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
@@ -409,6 +413,9 @@ def main() -> None:
                              "(a cut eval goes on in the next call)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0],
                         help="learning: the RL runs' seeds (side by side)")
+    parser.add_argument("--sft-delta", type=Path, default=None,
+                        help="learning: start from this SFT run (experiments/policy_delta.py "
+                             "pack) instead of training one here")
     parser.add_argument("--until", choices=["sft"], default=None,
                         help="learning: stop after the SFT (a call that carries only the data)")
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],

@@ -119,6 +119,13 @@ def zero_shot_on_cpu(record: Path) -> list[str]:
             f"{rate.shown()} of {len(cpu)}.", ""]
 
 
+def where_sft_ran(stages: list[dict]) -> str:
+    """Where the SFT the RL started from was trained: here, or on the CPU (carried as a
+    delta, experiments/policy_delta.py)."""
+    carried = any(s["stage"] == "sft of the CPU run, from its delta" for s in stages)
+    return ", trained on the CPU and carried as its delta" if carried else ""
+
+
 def write_page(record: Path, doc: Path) -> None:
     results = json.loads((record / "gpu_results.json").read_text())
     stages = results["stages"]
@@ -139,7 +146,8 @@ def write_page(record: Path, doc: Path) -> None:
         "their fast-env snapshots. Every episode ran in the fast env (the device has no "
         "browser); `docs/learning.md` has the CPU runs and the live held-out rows. The page is "
         "written by `experiments/learning_gpu.py` from `experiments/results/learning-gpu/`.", "",
-        f"SFT, ids relabelled (`sft-relabel/`): {sft['steps']} optimiser steps, learning rate "
+        f"SFT, ids relabelled (`sft-relabel/`{where_sft_ran(stages)}): {sft['steps']} "
+        f"optimiser steps, learning rate "
         f"{sft['settings']['learning_rate']}, top {sft['settings']['train_layers']} layers, "
         f"validation loss per epoch {', '.join(f'{v:.3f}' for v in sft['validation_losses'])}.",
         "",

@@ -95,6 +95,13 @@ if [ "${1:-}" = learning ] && [ ! -f "$kit/learning.tar.xz" ]; then
     mv "$kit/learning.tar.xz.part" "$kit/learning.tar.xz"
 fi
 
+# the CPU's SFT run of record (learning.py's sft-relabel), where it has finished, as its
+# difference from SmolLM2 (57 MB, a call of its own): the device then starts RL from it
+sft=runs/learning/sft-relabel
+if [ "${1:-}" = learning ] && [ -f "$sft/model/config.json" ] && [ ! -f "$kit/sft-delta/delta.json" ]; then
+    $py experiments/policy_delta.py pack "$sft" "$kit/sft-delta"
+fi
+
 if [ ! -f "$kit/smollm2/part-ab" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     mkdir -p "$kit/smollm2"
@@ -115,6 +122,9 @@ The learning runs instead (2: SFT, RL and evals in one call of 10 minutes):
      python3 experiments/gpu_run.py --wheels gpu_kit/wheels.tar.xz --gguf-parts \
          /tmp/kit/part-aa gpu_kit/smollm2/part-ab --plan learning --kit gpu_kit/learning.tar.xz \
          --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540 --out "$OUT"
+     Where gpu_kit/sft-delta exists (the CPU's SFT run), send first, after 1,
+     carry ["gpu_kit/sft-delta"]: cp -r gpu_kit/sft-delta /tmp/kit/
+     and add --sft-delta /tmp/kit/sft-delta to 2: no SFT runs there, RL gets its time.
   3. with the device time left, carry nothing: the evals go on where 2 cut them
      python3 experiments/gpu_run.py --plan learning --kit gpu_kit/learning.tar.xz \
          --seeds 0 1 2 --skip zero-shot --budget <the device time left, less a minute> --out "$OUT"

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.rl.conftest import Built
 from webworld.data.export import export_dataset
@@ -121,6 +122,30 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
                 "| after SFT + RL, success reward (seed 2) |", "| after SFT + RL (progress reward) |",
                 "progress reward (2 seeds, 2 batches)"):
         assert row in text, row
+
+
+def test_the_learning_runs_start_from_a_carried_sft_delta(kit: Path, tmp_path: Path) -> None:
+    """The CPU's SFT run, packed as its difference from the base, is rebuilt there and no SFT
+    is trained."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from policy_delta import pack
+
+    from webworld.train.models import load_policy, save_policy, train_top_layers
+
+    model, tokenizer = load_policy("tiny")
+    with torch.no_grad():
+        for p in train_top_layers(model, 1):
+            p.add_(0.01)
+    save_policy(model, tokenizer, tmp_path / "cpu-sft" / "model")
+    pack(tmp_path / "cpu-sft", tmp_path / "delta", "tiny")
+    results = gpu_run(kit, tmp_path, "--plan", "learning", "--until", "sft", "--sft-delta",
+                      str(tmp_path / "delta"))
+    assert [s["stage"] for s in results["stages"]] == ["python and torch",
+                                                       "sft of the CPU run, from its delta"]
+    rebuilt, _ = load_policy(str(tmp_path / "work" / "sft-relabel" / "model"))
+    top = rebuilt.get_decoder().layers[-1].mlp.up_proj.weight
+    torch.testing.assert_close(top, model.get_decoder().layers[-1].mlp.up_proj.weight,
+                               rtol=1e-3, atol=1e-4)
 
 
 def test_a_stage_past_its_limit_is_killed_with_its_children_and_the_run_goes_on(
