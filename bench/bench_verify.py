@@ -41,7 +41,10 @@ Playwright and Chromium, opening the contexts, replaying, closing):
    (verifier) or completed without a Playwright error (bare); ``py cpu/wall`` = CPU of this
    Python process (asyncio loop + Playwright client + the uvicorn server thread) / wall;
    ``browser cpu/wall`` = CPU of the reaped child processes (Playwright's node driver +
-   Chromium, ``RUSAGE_CHILDREN``) / wall. On 2 cores the sum of both cannot exceed 200%.
+   Chromium, ``RUSAGE_CHILDREN``) / wall. On 2 cores the sum of both cannot exceed 200%;
+   it misses Chromium's renderers (not reaped by its chain of parents), so ``machine cpu
+   ms/action`` = the whole machine's busy CPU during the run (``/proc/stat``) / gestures:
+   what an action costs in every process, plus whatever else ran (so: a quiet machine).
    ``verifier / bare`` = verifier wall / bare wall at the same number of contexts (how many
    times longer the verifier takes; the verifier's rate is 1 / that of the bare one's).
    Extra verifier rows: ``ReplayConfig(reuse_screenshots=False)`` at each number of
@@ -98,7 +101,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from benchkit import load_note, make_console, progress_bar, rate
+from benchkit import load_note, machine_busy_s, make_console, progress_bar, rate
 from playwright.async_api import Browser, Locator, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from rich.console import Console
@@ -176,6 +179,7 @@ class Run:
     wall: float = 0.0
     cpu: float = 0.0
     child_cpu: float = 0.0
+    machine_cpu: float = 0.0       # the whole machine's busy CPU seconds during the run
     load: float = 0.0
     images_mb: float = 0.0
     note: str = ""
@@ -190,8 +194,10 @@ def measured(run: Run, coro_fn: Callable[[], Coroutine[Any, Any, None]]) -> Run:
     """Fill ``run``'s wall / cpu / child cpu / load around ``asyncio.run(coro_fn())``."""
     gc.collect()
     wall0, cpu0, child0 = time.perf_counter(), time.process_time(), children_cpu()
+    busy0 = machine_busy_s()
     asyncio.run(coro_fn())
     run.wall = time.perf_counter() - wall0
+    run.machine_cpu = machine_busy_s() - busy0
     run.cpu = time.process_time() - cpu0
     run.child_cpu = children_cpu() - child0
     run.load = os.getloadavg()[0]
@@ -611,8 +617,8 @@ def throughput_table(pairs: list[tuple[Run, Run | None]], extra: list[Run],
     table = Table(title="1. Replaying the same candidates: bare Playwright vs webworld's "
                         "verifier (wall time)")
     for name in ("run", "contexts", "wall s", "traj/s", "actions/s", "ok / cands",
-                 "failures", "py cpu/wall", "browser cpu/wall", "load 1m", "PNG MB",
-                 "verifier / bare"):
+                 "failures", "py cpu/wall", "browser cpu/wall", "machine cpu ms/action",
+                 "load 1m", "PNG MB", "verifier / bare"):
         table.add_column(name, justify="left" if name in ("run", "failures") else "right")
 
     def row(run: Run, ratio: str, end: bool = False) -> None:
@@ -622,7 +628,9 @@ def throughput_table(pairs: list[tuple[Run, Run | None]], extra: list[Run],
         table.add_row(run.label, str(run.contexts), f"{run.wall:.1f}",
                       rate(run.candidates, run.wall), rate(run.actions, run.wall), ok,
                       _fail_note(run), f"{run.cpu / run.wall:.0%}",
-                      f"{run.child_cpu / run.wall:.0%}", f"{run.load:.2f}",
+                      f"{run.child_cpu / run.wall:.0%}",
+                      f"{1000 * run.machine_cpu / run.actions:.1f}" if run.actions else "-",
+                      f"{run.load:.2f}",
                       f"{run.images_mb:.1f}" if run.kind == "verifier" else "-", ratio,
                       end_section=end)
 

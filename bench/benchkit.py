@@ -37,3 +37,12 @@ def load_note() -> str:
     """Other work on a shared machine bends timings: say how loaded it was."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy (all cores, from /proc/stat): around a
+    run, what it cost in every process it touched (Chromium's renderers are not reaped
+    children of this process, so RUSAGE_CHILDREN misses them), plus whatever else ran."""
+    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")

@@ -471,8 +471,10 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
     return rows
 
 
-def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
-    """Rollout success per batch, mean over seeds, success-only against progress rewards."""
+def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still running"
+              ) -> list[str]:
+    """Rollout success per batch, mean over seeds, success-only against progress rewards;
+    ``unfinished`` says what a run without its final model is."""
     import json
 
     import matplotlib
@@ -496,7 +498,7 @@ def rl_curves(work: Path, seeds: list[int], plot: Path) -> list[str]:
         level = [sum(r[i].get("from_goal", 0) for r in runs) / len(runs) for i in range(length)]
         axes[0].plot(range(1, length + 1), success, marker="o", label=f"{reward} reward")
         axes[1].plot(range(1, length + 1), level, marker="o", label=f"{reward} reward")
-        still = f", {going} still running" if going else ""
+        still = f", {going} {unfinished}" if going else ""
         lines.append(f"- {reward} reward ({len(runs)} seeds{still}, {length} batches): rollout success "
                      + ", ".join(f"{v:.2f}" for v in success) + "; steps before the goal "
                      + ", ".join(f"{v:.1f}" for v in level))

@@ -137,7 +137,7 @@ def write_page(record: Path, doc: Path) -> None:
           for reward in REWARDS for s in seeds]
     plot = doc.with_name(doc.stem + "_curves.png")
     curves = ["## RL curves", "", f"![rollout success per batch]({plot.name})", "",
-              *rl_curves(record, seeds, plot), ""] if seeds_of(record) else []
+              *rl_curves(record, seeds, plot, "cut at the call's limit"), ""] if seeds_of(record) else []
     lines = [
         "# SmolLM2-135M trained on webworld's worlds, on a GPU", "",
         "Made by `experiments/gpu_run.py --plan learning` on a lent device machine "
