@@ -360,7 +360,8 @@ def learning_plan(run: Run) -> None:
     short_call = run.runner.left() < reserve + 60  # only the evals of what is there
     rl_stages = [] if short_call else [(f"rl {reward} seed {seed}", webworld(
         "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
-        str(folder), *rl_flags(run.smoke), "--reward", reward, "--seed", seed, "--device",
+        str(folder), *rl_flags(run.smoke), *(["--lr", str(args.rl_lr)] if args.rl_lr else []),
+        "--reward", reward, "--seed", seed, "--device",
         run.device, *(["--resume"] if (folder / "checkpoints").is_dir() else []),
         *(run.max_new_tokens() if run.smoke else [])), run.runner.left() - reserve)
         for (reward, seed), folder in runs.items() if not finished(folder)]
@@ -416,6 +417,8 @@ def main() -> None:
     parser.add_argument("--sft-delta", type=Path, default=None,
                         help="learning: start from this SFT run (experiments/policy_delta.py "
                              "pack) instead of training one here")
+    parser.add_argument("--rl-lr", type=float, default=None,
+                        help="learning: the RL runs' peak learning rate (default: the family's)")
     parser.add_argument("--until", choices=["sft"], default=None,
                         help="learning: stop after the SFT (a call that carries only the data)")
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],

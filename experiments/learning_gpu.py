@@ -119,6 +119,14 @@ def zero_shot_on_cpu(record: Path) -> list[str]:
             f"{rate.shown()} of {len(cpu)}.", ""]
 
 
+def peak_rl_lr(record: Path) -> str:
+    """The highest rate the RL runs' batches logged: the peak (``gpu_run.py --rl-lr``, else
+    the family's) once past the warm-up."""
+    rates = {json.loads(line)["lr"] for path in record.glob("rl-*/metrics.jsonl")
+             for line in path.read_text().splitlines() if line.strip()}
+    return f"{max(rates):g}" if rates else "-"
+
+
 def where_sft_ran(stages: list[dict]) -> str:
     """Where the SFT the RL started from was trained: here, or on the CPU (carried as a
     delta, experiments/policy_delta.py)."""
@@ -137,6 +145,8 @@ def write_page(record: Path, doc: Path) -> None:
           for reward in REWARDS for s in seeds]
     plot = doc.with_name(doc.stem + "_curves.png")
     curves = ["## RL curves", "", f"![rollout success per batch]({plot.name})", "",
+              f"Highest learning rate the RL runs stepped at: {peak_rl_lr(record)} (after a "
+              "2-step warm-up; `gpu_run.py --rl-lr` sets the peak).", "",
               *rl_curves(record, seeds, plot, "cut at the call's limit"), ""] if seeds_of(record) else []
     lines = [
         "# SmolLM2-135M trained on webworld's worlds, on a GPU", "",

@@ -124,7 +124,8 @@ The learning runs instead (2: SFT, RL and evals in one call of 10 minutes):
          --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540 --out "$OUT"
      Where gpu_kit/sft-delta exists (the CPU's SFT run), send first, after 1,
      carry ["gpu_kit/sft-delta"]: cp -r gpu_kit/sft-delta /tmp/kit/
-     and add --sft-delta /tmp/kit/sft-delta to 2: no SFT runs there, RL gets its time.
+     and add --sft-delta /tmp/kit/sft-delta to 2: no SFT runs there, RL gets its time
+     (--rl-lr sets the RL runs' rate: docs/learning_on_gpu.md says why to try 3e-5 or 1e-4).
   3. with the device time left, carry nothing: the evals go on where 2 cut them
      python3 experiments/gpu_run.py --plan learning --kit gpu_kit/learning.tar.xz \
          --seeds 0 1 2 --skip zero-shot --budget <the device time left, less a minute> --out "$OUT"

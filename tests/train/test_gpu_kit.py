@@ -89,7 +89,7 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
         for part in ("worlds", "data", "heldout"):
             archive.add(tmp_path / "kit" / part, part)
     results = gpu_run(tmp_path / "kit.tar.xz", tmp_path, "--plan", "learning", "--seeds", "1",
-                      "2")
+                      "2", "--rl-lr", "3e-4")  # tiny's own rate is 1e-4
     runs = [f"(progress reward, seed {s}, 2 batches)" for s in (1, 2)] + \
         [f"(success reward, seed {s}, 2 batches)" for s in (1, 2)]
     # the training worlds first (what RL adds there is the question), then held-out
@@ -118,6 +118,8 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-3000:]
     text = page.read_text()
     assert "not run yet" not in text and "still running" not in text
+    # two smoke batches without a group to learn from stay at the warm-up's first rate: half
+    assert "Highest learning rate the RL runs stepped at: 0.00015 " in text
     for row in ("| SmolLM2 zero shot |", "| after SFT, ids relabelled |",
                 "| after SFT + RL, success reward (seed 2) |", "| after SFT + RL (progress reward) |",
                 "progress reward (2 seeds, 2 batches)"):
