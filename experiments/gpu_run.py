@@ -328,7 +328,7 @@ def learning_plan(run: Run) -> None:
     the next call on a warm machine goes on where this one stopped; ``--until sft`` stops
     after the SFT. The work folder is laid out as learning.py's: its results, packed, make
     the page of `experiments/learning_gpu.py --from-device`."""
-    from learning import rl_flags, training_subset  # experiments/: stdlib only at import
+    from learning import rl_flags, rl_worlds, training_subset  # experiments/: stdlib only
 
     args, model = run.args, run.model
     worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
@@ -359,8 +359,8 @@ def learning_plan(run: Run) -> None:
             for seed in args.seeds for reward in args.rewards}
     short_call = run.runner.left() < reserve + 60  # only the evals of what is there
     rl_stages = [] if short_call else [(f"rl {reward} seed {seed}", webworld(
-        "train", "rl", "--model", str(sft / "model"), "--worlds", str(worlds), "--out",
-        str(folder), *rl_flags(run.smoke), *(["--lr", str(args.rl_lr)] if args.rl_lr else []),
+        "train", "rl", "--model", str(sft / "model"), *rl_worlds(str(suites["training worlds"][1])),
+        "--out", str(folder), *rl_flags(run.smoke), *(["--lr", str(args.rl_lr)] if args.rl_lr else []),
         "--reward", reward, "--seed", seed, "--device",
         run.device, *(["--resume"] if (folder / "checkpoints").is_dir() else []),
         *(run.max_new_tokens() if run.smoke else [])), run.runner.left() - reserve)

@@ -192,6 +192,12 @@ def rl_flags(quick: bool) -> list[str]:
             "--checkpoint-every", "1"]
 
 
+def rl_worlds(train_worlds: str) -> list[str]:
+    """RL's tasks: every task of the training worlds the whole-task evals score (so what RL
+    adds is measured on the tasks it practised; the held-out suite says what carries over)."""
+    return ["--worlds", train_worlds, "--split", "all"]
+
+
 def training_subset(worlds: Path, data: Path, target: Path, count: int) -> Path:
     """A folder of ``count`` training-split worlds (links), for whole-task evals that fit."""
     import json
@@ -325,8 +331,8 @@ def main() -> None:
             flags = rl_flags(args.quick) + ["--reward", reward, "--seed", str(seed)]
             resume = ["--resume"] if (run / "checkpoints").is_dir() else []
             stages.run(f"RL {reward} seed {seed}", [
-                "train", "rl", "--model", rel(sft / "model"), "--worlds", rel(worlds), "--out",
-                rel(run), *flags, *resume], run / "model" / "config.json")
+                "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
+                "--out", rel(run), *flags, *resume], run / "model" / "config.json")
             evals.run(f"train-rl-{reward}-s{seed}", rel(train_worlds),
                       f"hf:{rel(run / 'model')}", "--fast")
 
@@ -342,7 +348,7 @@ def main() -> None:
                   f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}")
     live = work / "rl-progress-live"
     stages.run("RL progress, live env", [
-        "train", "rl", "--model", rel(sft / "model"), "--worlds", rel(worlds), "--env", "live",
+        "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), "--env", "live",
         "--out", rel(live), *rl_flags(args.quick), "--reward", "progress", "--seed", "0",
         *(["--resume"] if (live / "checkpoints").is_dir() else [])], live / "model" / "config.json")
     if args.until == "rl":
