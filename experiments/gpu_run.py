@@ -262,7 +262,7 @@ class Run:
         self.results(e).parent.mkdir(parents=True, exist_ok=True)
         return webworld(
             "eval", "--suite", str(e.suite), "--fast", "--policy", e.policy, "-n", "1",
-            "--traces", "0", "--workers", "4" if self.smoke else "16",  # slots batched
+            "--traces", "0", "--workers", "4" if self.smoke else "64",  # slots batched
             "--device", self.device, "--out", str(self.results(e)),
             *(["--max-steps", "2"] if self.smoke else []))
 

@@ -90,9 +90,12 @@ class HFPolicy(Policy):
             raise UsageError(f"{path}: the tokenizer has no chat template")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
-        # the trainer's engine: batched, the shared system prompt run once per batch
+        # the trainer's engine: batched, the shared system prompt run once per batch. A GPU
+        # decodes a small model at the same speed for 16 rows or 64 (each token is a few
+        # hundred tiny kernels): every waiting slot in one batch there; on a CPU the rows cost
         self.engine = TransformersEngine(self.model, self.tokenizer, SamplingSettings(
-            max_new_tokens=max_new_tokens, temperature=0.0))
+            max_new_tokens=max_new_tokens, temperature=0.0,
+            batch_size=64 if self.device.startswith("cuda") else 16))
 
     @staticmethod
     def _source(path: str) -> tuple[str, dict[str, Any]]:
