@@ -197,7 +197,7 @@ def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | 
 
 # what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
 PACKED = ("rl-start.txt", "eval/*.jsonl", "*/metrics.jsonl", "*/sft_summary.json",
-          "*/model/config.json")
+          "*/model/config.json", "rl-*/config.json")
 
 
 def pack_results(work: Path, archive: Path) -> None:

@@ -583,7 +583,8 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
                               (f"after SFT + RL, progress reward (seed {s0})",
                                f"heldout-rl-progress-s{s0}")]), "",
         "## Training worlds, whole tasks", "",
-        "Ten worlds of the training split, every task instance once, greedy, fast env:", "",
+        "Ten worlds of the training split, every task instance once, greedy, fast env (RL "
+        "practises these worlds' tasks):", "",
         *training_rows(work, args.seeds), "",
         "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
         *curves, "",

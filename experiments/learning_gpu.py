@@ -127,6 +127,18 @@ def peak_rl_lr(record: Path) -> str:
     return f"{max(rates):g}" if rates else "-"
 
 
+def rl_tasks(record: Path) -> str:
+    """Which tasks the RL runs practised, from their packed configs (runs before configs were
+    packed practised the whole training split)."""
+    worlds = {Path(json.loads(path.read_text())["worlds"]).name
+              for path in record.glob("rl-*/config.json")}
+    if not worlds:
+        return "the tasks of the whole training split"
+    if worlds == {"train-worlds"}:
+        return "these ten worlds' tasks, the ones scored here"
+    return "the tasks of " + ", ".join(f"`{w}`" for w in sorted(worlds))
+
+
 def where_sft_ran(stages: list[dict]) -> str:
     """Where the SFT the RL started from was trained: here, or on the CPU (carried as a
     delta, experiments/policy_delta.py)."""
@@ -168,7 +180,8 @@ def write_page(record: Path, doc: Path) -> None:
         *held_out_rows(record, [("SmolLM2 zero shot", "heldout-zero-shot"),
                                 ("after SFT, ids relabelled", "heldout-sft-relabel"), *rl]), "",
         "## Training worlds, whole tasks", "",
-        "Ten worlds of the training split, every task instance once, greedy, fast env:", "",
+        "Ten worlds of the training split, every task instance once, greedy, fast env; RL "
+        f"practised {rl_tasks(record)}:", "",
         *training_rows(record, seeds), "",
         *(["Cut at its time limit and evaluated at its last checkpoint: "
            + ", ".join(f"`{run}` after {n} batches" for run, n in cut.items()), ""]
