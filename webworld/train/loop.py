@@ -90,7 +90,7 @@ class RLRun:
         if learner_state is not None:
             self.learner.load_state_dict(learner_state)
         sampling = SamplingSettings(config.max_new_tokens, config.temperature,
-                                    config.generation_batch,
+                                    config.generation_batch or config.envs,
                                     precision=resolve_precision(config.precision, self.device))
         # synchronous: rollouts use the learner's own weights; asynchronous: a copy of them
         rollout_model = self.model if config.async_lag == 0 else copy.deepcopy(self.model)
