@@ -2,7 +2,7 @@
 # Make the kit a lent GPU machine needs to train and bench webworld there (see
 # experiments/gpu_run.py): wheels of the packages that machine lacks, in the versions this
 # venv runs, in .whl/; a few built worlds with their fast-env snapshots and their compact SFT
-# export, and the SmolLM2 weights cut in two parts (a call carries at most 64 MiB), in gpu_kit/.
+# export, and the SmolLM2 weights cut in three parts (a call carries at most 64 MiB), in gpu_kit/.
 # Both folders are git-ignored. Idempotent: what is there is kept.
 #   bash scripts/gpu_kit.sh            then, on the device, the two calls it prints
 #   bash scripts/gpu_kit.sh learning   also experiments/learning.py's worlds and export (its
@@ -96,38 +96,47 @@ if [ "${1:-}" = learning ] && [ ! -f "$kit/learning.tar.xz" ]; then
 fi
 
 # the CPU's SFT run of record (learning.py's sft-relabel), where it has finished, as its
-# difference from SmolLM2 (57 MB, a call of its own): the device then starts RL from it
+# difference from SmolLM2 (57 MB of tensors, a call of its own; its small files, 3.6 MB, ride
+# with the last weights part): the device then starts RL from it
 sft=runs/learning/sft-relabel
 if [ "${1:-}" = learning ] && [ -f "$sft/model/config.json" ] && [ ! -f "$kit/sft-delta/delta.json" ]; then
     $py experiments/policy_delta.py pack "$sft" "$kit/sft-delta"
+    rm -rf "$kit/sft-delta-small" && mkdir -p "$kit/sft-delta-small"
+    find "$kit/sft-delta" -type f ! -name delta.safetensors -exec cp {} "$kit/sft-delta-small/" \;
 fi
 
-if [ ! -f "$kit/smollm2/part-ab" ]; then
+# the weights in parts that ride beside the rest: a call carries at most 64 MiB (67.1 MB),
+# the repo's own files (7.5 MB) included
+if [ ! -f "$kit/smollm2/part-ac" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
-    mkdir -p "$kit/smollm2"
-    split -b 57M "$gguf" "$kit/smollm2/part-"
+    rm -rf "$kit/smollm2" && mkdir -p "$kit/smollm2"
+    split -b 49000000 "$gguf" "$kit/smollm2/part-"
 fi
 du -sh .whl "$kit" "$kit/smollm2"
 cat <<'NEXT'
 On the device, calls in a row while the machine is warm (a call carries at most 64 MiB; send
 each within 30 s of the last answer, or the machine goes back with what they left on it):
-  1. carry ["gpu_kit/smollm2/part-aa"]:
-     mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa /tmp/kit/
-  2. carry ["gpu_kit/wheels.tar.xz", "gpu_kit/worlds", "gpu_kit/data", "gpu_kit/bench",
-            "gpu_kit/smollm2/part-ab"]:
-     python3 experiments/gpu_run.py --wheels gpu_kit/wheels.tar.xz --gguf-parts \
-         /tmp/kit/part-aa gpu_kit/smollm2/part-ab --out "$OUT"
-The learning runs instead (2: SFT, RL and evals in one call of 10 minutes):
-  2. carry ["gpu_kit/wheels.tar.xz", "gpu_kit/smollm2/part-ab", "gpu_kit/learning.tar.xz"]:
-     python3 experiments/gpu_run.py --wheels gpu_kit/wheels.tar.xz --gguf-parts \
-         /tmp/kit/part-aa gpu_kit/smollm2/part-ab --plan learning --kit gpu_kit/learning.tar.xz \
-         --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540 --out "$OUT"
-     Where gpu_kit/sft-delta exists (the CPU's SFT run), send first, after 1,
-     carry ["gpu_kit/sft-delta"]: cp -r gpu_kit/sft-delta /tmp/kit/
-     and add --sft-delta /tmp/kit/sft-delta to 2: no SFT runs there, RL gets its time
-     (--rl-lr sets the RL runs' rate: docs/learning_on_gpu.md says why to try 3e-5 or 1e-4).
-  3. with the device time left, carry nothing: the evals go on where 2 cut them
+  1. carry ["gpu_kit/smollm2/part-aa", "gpu_kit/wheels.tar.xz"]:
+     mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa gpu_kit/wheels.tar.xz /tmp/kit/
+  2. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/worlds",
+            "gpu_kit/data", "gpu_kit/bench"]:
+     python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa \
+         gpu_kit/smollm2/part-ab gpu_kit/smollm2/part-ac --out "$OUT"
+The learning runs instead of 2 (RL and evals in one call of 10 minutes):
+  2. where gpu_kit/sft-delta exists (the CPU's SFT run; without it SFT runs there, 276 s,
+     and 2, the cp of 3 and --sft-delta are left out):
+     carry ["gpu_kit/sft-delta/delta.safetensors"]:
+     mkdir -p /tmp/kit/sft-delta && cp gpu_kit/sft-delta/delta.safetensors /tmp/kit/sft-delta/
+  3. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/learning.tar.xz",
+            "gpu_kit/sft-delta-small"]:
+     cp gpu_kit/sft-delta-small/* /tmp/kit/sft-delta/ && python3 experiments/gpu_run.py \
+         --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa gpu_kit/smollm2/part-ab \
+         gpu_kit/smollm2/part-ac --plan learning --kit gpu_kit/learning.tar.xz \
+         --sft-delta /tmp/kit/sft-delta --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot \
+         --eval-reserve 120 --budget 540 --out "$OUT"
+  4. with the device time left, carry nothing: the evals go on where 3 cut them
      python3 experiments/gpu_run.py --plan learning --kit gpu_kit/learning.tar.xz \
-         --seeds 0 1 2 --skip zero-shot --budget <the device time left, less a minute> --out "$OUT"
+         --sft-delta /tmp/kit/sft-delta --seeds 0 1 2 --skip zero-shot --eval-reserve <left> \
+         --budget <the device time left, less a minute> --out "$OUT"
 Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>
 NEXT
