@@ -106,7 +106,7 @@ if [ "${1:-}" = learning ] && [ -f "$sft/model/config.json" ] && [ ! -f "$kit/sf
 fi
 
 # the weights in parts that ride beside the rest: a call carries at most 64 MiB (67.1 MB),
-# the repo's own files (7.5 MB) included
+# the repo's own files (8 MB, and growing: check the sums) included
 if [ ! -f "$kit/smollm2/part-ac" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     rm -rf "$kit/smollm2" && mkdir -p "$kit/smollm2"
