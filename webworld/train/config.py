@@ -89,8 +89,8 @@ class RLConfig(BaseModel):
     micro_batch_tokens: int = Field(16384, ge=256, description="tokens per forward/backward pass "
                                                               "(whole episodes)")
     generation_batch: int | None = Field(None, ge=1, description="prompts per generation "
-                                         "forward pass; default: envs (every episode waiting "
-                                         "answered at once)")
+                                         "forward pass; default: envs on a GPU (every episode "
+                                         "waiting answered at once), 16 on a CPU")
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
     checkpoint_every: int = Field(5, ge=1, description="rollout batches between checkpoints")
