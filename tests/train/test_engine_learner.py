@@ -18,7 +18,7 @@ from webworld.train.batch import (
     turn_batch,
 )
 from webworld.train.config import RLConfig
-from webworld.train.engine import SamplingSettings, TransformersEngine
+from webworld.train.engine import SamplingSettings, TransformersEngine, default_batch
 from webworld.train.learner import Learner
 from webworld.train.loop import RLRun, drift_warning
 from webworld.train.models import load_policy
@@ -170,3 +170,10 @@ def test_the_draw_follows_the_policy_and_repeats_for_a_seed() -> None:
     again = inverse_cdf_draw(logprobs, torch.Generator().manual_seed(0))
     assert torch.equal(drawn, again)
     assert not torch.equal(drawn, inverse_cdf_draw(logprobs, torch.Generator().manual_seed(1)))
+
+
+def test_a_cpu_run_keeps_16_prompts_a_pass_and_a_gpu_run_answers_every_waiting_episode() -> None:
+    # the seeded draws of a CPU run follow its batches: the board test's runs were made at 16
+    assert default_batch("cpu", 32) == 16
+    assert default_batch("cuda", 32) == 32
+    assert default_batch("cuda:0", 64) == 64

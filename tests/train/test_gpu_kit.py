@@ -118,6 +118,8 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-3000:]
     text = page.read_text()
     assert "not run yet" not in text and "still running" not in text
+    # RL practised the tasks its training-world evals score (their worlds, from its config)
+    assert "RL practised these ten worlds' tasks, the ones scored here" in text
     # two smoke batches without a group to learn from stay at the warm-up's first rate: half
     assert "Highest learning rate the RL runs stepped at: 0.00015 " in text
     for row in ("| SmolLM2 zero shot |", "| after SFT, ids relabelled |",

@@ -75,7 +75,7 @@ class HFPolicy(Policy):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from webworld.train.engine import SamplingSettings, TransformersEngine
+        from webworld.train.engine import SamplingSettings, TransformersEngine, default_batch
 
         self.name = f"hf:{path}"
         source, extra = self._source(path)
@@ -90,13 +90,11 @@ class HFPolicy(Policy):
             raise UsageError(f"{path}: the tokenizer has no chat template")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
-        # the trainer's engine: batched, the shared system prompt run once per batch. On a GPU
-        # a decoding step of a small model is bound by kernel launches, not rows (SmolLM2 on
-        # an H100: about 55 ms for 16 rows, docs/learning_gpu.md), so every waiting slot goes
-        # in one batch; on a CPU each row costs its compute and 16 keep the padding small
+        # the trainer's engine: batched (up to 64 waiting slots a pass on a GPU), the shared
+        # system prompt run once per batch
         self.engine = TransformersEngine(self.model, self.tokenizer, SamplingSettings(
             max_new_tokens=max_new_tokens, temperature=0.0,
-            batch_size=64 if self.device.startswith("cuda") else 16))
+            batch_size=default_batch(self.device, 64)))
 
     @staticmethod
     def _source(path: str) -> tuple[str, dict[str, Any]]:

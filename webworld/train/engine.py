@@ -47,11 +47,22 @@ class Engine(Protocol):
     def load_weights(self, state: dict[str, torch.Tensor], version: int) -> None: ...
 
 
+CPU_BATCH = 16  # prompts per forward pass on a CPU, where each row costs its compute
+
+
+def default_batch(device: str, waiting: int) -> int:
+    """Prompts per generation pass: every waiting one on a GPU, where decoding a small model is
+    launch-bound (an H200 eval finished 44 episodes in 64-row batches in the time 16-row
+    batches finished 19, docs/learning_on_gpu.md), :data:`CPU_BATCH` on a CPU. The seeded
+    draws of a run follow the batches, so the CPU default is kept as the runs were made."""
+    return waiting if device.startswith("cuda") else CPU_BATCH
+
+
 @dataclass
 class SamplingSettings:
     max_new_tokens: int = 96
     temperature: float = 1.0          # 0: greedy (log-probs are then of the T=1 policy)
-    batch_size: int = 16              # prompts per forward pass
+    batch_size: int = CPU_BATCH       # prompts per forward pass
     share_prefix: bool = True         # run the prompts' common prefix once per batch
     precision: str = "fp32"           # fp32, or bf16 compute (then log-probs are rescored in fp32)
 

@@ -27,7 +27,7 @@ from webworld.train.batch import EpisodeRecord
 from webworld.train.checkpoint import latest, load_checkpoint, save_checkpoint
 from webworld.train.config import RLConfig
 from webworld.train.defaults import rl_learning_rate, train_layers
-from webworld.train.engine import SamplingSettings, TransformersEngine
+from webworld.train.engine import SamplingSettings, TransformersEngine, default_batch
 from webworld.train.learner import Learner
 from webworld.train.metrics import MetricsLog, plot_curves
 from webworld.train.models import (
@@ -56,17 +56,6 @@ def load_training_worlds(config: RLConfig) -> WorldSet:
         raise UsageError("no sites/ folder here (a `webworld build` output has one)",
                          str(config.worlds))
     return load_worlds(sites, trajectories if trajectories.is_dir() else None)
-
-
-def generation_batch(config: RLConfig, device: str) -> int:
-    """Prompts per generation pass: as set, else every waiting episode on a GPU (decoding a
-    small model is launch-bound there: an H200 eval finished 44 episodes in 64-row batches in
-    the time 16-row batches finished 19, docs/learning_on_gpu.md) and 16 on a CPU, where
-    each row costs its compute. The seeded draws of a run follow the batches, so a changed
-    default would change every CPU run's samples."""
-    if config.generation_batch is not None:
-        return config.generation_batch
-    return config.envs if device.startswith("cuda") else 16
 
 
 class RLRun:
@@ -101,7 +90,8 @@ class RLRun:
         if learner_state is not None:
             self.learner.load_state_dict(learner_state)
         sampling = SamplingSettings(config.max_new_tokens, config.temperature,
-                                    generation_batch(config, self.device),
+                                    config.generation_batch or
+                                    default_batch(self.device, config.envs),
                                     precision=resolve_precision(config.precision, self.device))
         # synchronous: rollouts use the learner's own weights; asynchronous: a copy of them
         rollout_model = self.model if config.async_lag == 0 else copy.deepcopy(self.model)
