@@ -195,13 +195,16 @@ def write_tables(out: Path, title: str, runner: Runner, scores: dict[str, str | 
         {"title": title, "stages": runner.rows, "eval": scores, "rl": runs}, indent=1))
 
 
-# RL on a GPU: 8 tasks a batch, not learning.py's 4. A decoding step of a 135M model is bound
-# by kernel launches, not rows (docs/learning_gpu.md: 55 ms a step for 16 rows on an H100), so
-# 32 episodes a batch should cost about the wall time of 16, and a run that gets a dozen
-# batches in a lease sees most of the 58 tasks scored. The curriculum starts 3 steps before the
-# goal, not 1: at 1 and 2 the SFT policy already succeeded in 62-94% of episodes, and the last
-# lease's runs spent all their 5-6 batches 1-5 steps from the goal
-GPU_BATCH = ["--tasks", "8", "--envs", "32", "--from-goal", "3"]
+# RL on a GPU: more episodes a batch than learning.py's 16. A decoding step of a 135M model is
+# bound by kernel launches, not rows (docs/learning_gpu.md: 55 ms a step for 16 rows on an
+# H100). Whole tasks, as the evals score them, in groups of 8, 64 episodes a batch learnt in two
+# optimiser steps. The last lease's runs (8 tasks x 4 from 3 steps before the goal, the
+# curriculum widening it) got 5-8 batches each beside five others: 3-4 episodes per task, the
+# curriculum moving the goalposts every batch, and no effect on whole-task success. From the
+# SFT policy whole tasks succeed about half the time, so a group of 8 nearly always has an
+# advantage to learn from without the curriculum's head start.
+GPU_BATCH = ["--tasks", "8", "-G", "8", "--envs", "64", "-N", "2", "--from-goal", "0",
+             "--no-curriculum"]
 
 # what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
 PACKED = ("rl-start.txt", "eval/*.jsonl", "*/metrics.jsonl", "*/sft_summary.json",
@@ -378,8 +381,9 @@ def learning_plan(run: Run) -> None:
     # the tiny policy has no zero shot: random stands in for it in a smoke run
     zero_shot = [] if "zero-shot" in args.skip else evals(
         "zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot", ("held-out",))
-    run.side_by_side(rl_stages, zero_shot + evals("after SFT, ids relabelled",
-                                                  f"hf:{sft / 'model'}", sft.name), reserve)
+    sft_evals = [] if "sft-eval" in args.skip else evals(
+        "after SFT, ids relabelled", f"hf:{sft / 'model'}", sft.name)
+    run.side_by_side(rl_stages, zero_shot + sft_evals, reserve)
     rl_policies = []
     for (reward, seed), folder in runs.items():
         run.runs[f"{reward} s{seed}"] = rl_batches(folder)
@@ -416,9 +420,10 @@ def main() -> None:
                         help="seconds for all stages (default 540: a device call may run 600; "
                              "an hour with --smoke)")
     parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["gpu-tests", "bench", "zero-shot"],
-                        help="stages a call leaves out (they passed in an earlier call, or "
-                             "their numbers come from the CPU)")
+                        choices=["gpu-tests", "bench", "zero-shot", "sft-eval"],
+                        help="stages a call leaves out (they passed in an earlier call, their "
+                             "numbers come from the CPU, or an earlier lease evaluated the "
+                             "same SFT weights)")
     parser.add_argument("--eval-reserve", type=float, default=150,
                         help="learning: seconds kept from the RL runs for each round of evals "
                              "(a cut eval goes on in the next call)")

@@ -146,6 +146,12 @@ def where_sft_ran(stages: list[dict]) -> str:
     return ", trained on the CPU and carried as its delta" if carried else ""
 
 
+def shown(path: Path) -> str:
+    """``path`` as the page names it: from the repo's root where it is inside."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def write_page(record: Path, doc: Path) -> None:
     results = json.loads((record / "gpu_results.json").read_text())
     stages = results["stages"]
@@ -167,7 +173,7 @@ def write_page(record: Path, doc: Path) -> None:
         "worlds and compact export of `experiments/learning.py` and the held-out worlds with "
         "their fast-env snapshots. Every episode ran in the fast env (the device has no "
         "browser); `docs/learning.md` has the CPU runs and the live held-out rows. The page is "
-        "written by `experiments/learning_gpu.py` from `experiments/results/learning-gpu/`.", "",
+        f"written by `experiments/learning_gpu.py` from `{shown(record)}/`.", "",
         f"SFT, ids relabelled (`sft-relabel/`{where_sft_ran(stages)}): {sft['steps']} "
         f"optimiser steps, learning rate "
         f"{sft['settings']['learning_rate']}, top {sft['settings']['train_layers']} layers, "
