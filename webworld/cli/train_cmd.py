@@ -74,6 +74,53 @@ def sft_cmd(
     out.print(f"model: {result.model_dir}")
 
 
+@train_app.command("corrections")
+@reports_errors
+def corrections_cmd(
+    results: list[Path] = typer.Option(..., "--results", help="`webworld eval` results files "
+                                       "of the policy (repeat the option for several)."),
+    worlds: Path = typer.Option(..., "--worlds", help="The evaluated worlds: a folder with "
+                                "sites/ and trajectories/ (their fast-env snapshots built)."),
+    data: Path = typer.Option(..., "--data", help="The export the policy's SFT trained on."),
+    out_dir: Path = typer.Option(..., "--out", help="The new export folder (replaced)."),
+    original: float = typer.Option(1.0, "--original", min=0.0, help="The export's own "
+                                   "training chats kept, as a multiple of the corrections."),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """DAgger: the verified action at every page a policy's evaluated episodes reached on a
+    verified path, with its own history, as SFT chats beside the export's (train sft on the
+    new export from the policy)."""
+    from webworld.eval.results import read_results
+    from webworld.rl.fast.env import FastEnv
+    from webworld.rl.tasks import load_worlds, verified_paths
+    from webworld.train.corrections import corrected_export, corrections
+
+    missing = [str(p) for p in results if not p.is_file()]
+    if missing:
+        raise UsageError("no such results file", ", ".join(missing))
+    if not (data / "sft" / "train.jsonl").is_file():
+        raise UsageError("not an SFT export (no sft/train.jsonl)", str(data))
+    import json
+
+    manifest = json.loads((data / "manifest.json").read_text()) \
+        if (data / "manifest.json").is_file() else {}
+    loaded = load_worlds(worlds / "sites", worlds / "trajectories")
+    # the pages as the export shows them (an hf policy reads and was evaluated on compact)
+    env = FastEnv(loaded, split=None, max_steps=10_000,
+                  observation=manifest.get("observation", "compact"))
+    paths = verified_paths(worlds / "trajectories", loaded.worlds)
+    rows = [row for path in results for row in read_results(path)]
+    usable = [row for row in rows if row.get("task") in paths]
+    if not usable:
+        raise UsageError(f"none of the {len(rows)} episodes is of a task with a verified path "
+                         "in these worlds", str(worlds))
+    counts = corrected_export(data, out_dir, list(corrections(env, usable, paths)),
+                              original=original, seed=seed)
+    out.print(f"{len(usable)} episodes ({len(rows) - len(usable)} of other worlds left out): "
+              f"{counts['corrections']} corrections, {counts['original']} chats of the export "
+              f"-> {out_dir / 'sft' / 'train.jsonl'}")
+
+
 @train_app.command("rl")
 @reports_errors
 def rl_cmd(

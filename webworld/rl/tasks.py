@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -177,6 +178,17 @@ def instances_from_records(spec: WorldSpec, records: list[dict[str, Any]], *, ve
             shortest_length=min(r.get("shortest_length", r["length"]) for r in recs),
             shortest_steps=min(steps), oracle=oracle))
     return sorted(out, key=lambda i: i.id)
+
+
+def verified_paths(trajectories: Path, world_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each task instance's shortest verified path (its steps, as ``oracle[0]`` plays them)."""
+    paths: dict[str, list[dict[str, Any]]] = {}
+    for world_id in world_ids:
+        path = Path(trajectories) / world_id / "verified.jsonl"
+        records = _read_jsonl(path) if path.is_file() else []
+        for rec in sorted(records, key=lambda r: (len(r["steps"]), r["id"])):
+            paths.setdefault(instance_id(world_id, rec["task_id"], rec["slots"]), rec["steps"])
+    return paths
 
 
 def _instances(site: Site, traj_dir: Path | None, source: str) -> list[TaskInstance]:
