@@ -2,8 +2,9 @@
 worlds (and those of the RL policies trained from it, which err near it), replayed in the fast
 env and relabelled with the verified action wherever they erred on a verified path
 (`webworld train corrections`); SFT goes on from the policy on those chats and as many of the
-export's own; then the policy before and after, greedy, fast env, on the training worlds and
-on the held-out suite. Writes docs/learning_corrections.md.
+export's own; then the new policy, greedy, fast env, on the training worlds and on the
+held-out suite, beside the policy before (its GPU lease's evals). Writes
+docs/learning_corrections.md.
 
     .venv/bin/python experiments/corrections.py               # after learning.py --until sft
     .venv/bin/python experiments/corrections.py --table-only  # the page from the record
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,14 +29,17 @@ from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa
 
 RESULTS = ROOT / "experiments" / "results"
 RECORD = RESULTS / "corrections"
-RECORDED = ("stages.json", "eval/train-sft-*.jsonl", "eval/heldout-sft-*-fast.jsonl",
-            "data-corrected/corrections.json", "sft-corrected/sft_summary.json")
+RECORDED = ("stages.json", "eval/*-sft-corrected*.jsonl", "data-corrected/corrections.json",
+            "sft-corrected/sft_summary.json")
+# the policy before the corrections: the first GPU lease's greedy evals of these weights (a CPU
+# eval of the same weights played its first 32 training-world episodes action for action alike)
+BASELINE = RESULTS / "learning-gpu"
 DOC = ROOT / "docs" / "learning_corrections.md"
 START = "sft-relabel"  # learning.py's SFT of record
 # one epoch over the corrections and as many of the export's chats, at half the family's
 # SFT rate (the policy is trained already; 1e-3 was its peak)
 SFT_FLAGS = ["--relabel-ids", "--epochs", "1", "--min-steps", "100", "--lr", "5e-4"]
-POLICIES = [("after SFT", START), ("after SFT, then corrections", "sft-corrected")]
+NEW = "sft-corrected"
 
 
 def episodes() -> list[Path]:
@@ -59,36 +64,48 @@ def run(work: Path, stages: Stages) -> None:
                                         rel(work / START / "model"), "--out", rel(sft),
                                         *SFT_FLAGS], sft / "model")
     evals = Evals(stages, work, quick=False)
-    for _, name in POLICIES:
-        policy = f"hf:{rel(work / name / 'model')}"
-        evals.run(f"train-{name}", rel(worlds), policy, "--fast")
-        evals.run(f"heldout-{name}-fast", "heldout", policy, "--fast")
+    policy = f"hf:{rel(sft / 'model')}"
+    evals.run(f"train-{NEW}", rel(worlds), policy, "--fast")
+    evals.run(f"heldout-{NEW}-fast", "heldout", policy, "--fast")
 
 
-def changed(record: Path, before: str, after: str) -> str:
+def changed(before: Path, after: Path) -> str:
     """Episodes the corrections won and lost: results file ``after`` against ``before``."""
     from webworld.eval.results import read_results
 
-    first, second = ({(r["task"], r["episode"]): r["success"]
-                      for r in read_results(record / "eval" / f"{name}.jsonl")}
-                     for name in (before, after))
+    first, second = ({(r["task"], r["episode"]): r["success"] for r in read_results(path)}
+                     for path in (before, after))
     both = first.keys() & second.keys()
     won = sum(second[k] and not first[k] for k in both)
     lost = sum(first[k] and not second[k] for k in both)
     return f"of {len(both)} episodes, {won} won and {lost} lost" if both else "not run yet"
 
 
-def write_page(record: Path, doc: Path) -> None:
+def compared(rows: Callable[[Path, list[tuple[str, str]]], list[str]], baseline: Path,
+             record: Path, suite: str) -> list[str]:
+    """One table of the policy before (from the record ``baseline``) and after the
+    corrections, and the episodes that changed."""
+    before = rows(baseline, [("after SFT (GPU lease)", f"{suite}-{START}")])
+    after = rows(record, [("after SFT, then corrections", f"{suite}-{NEW}"
+                           + ("-fast" if suite == "heldout" else ""))])
+    files = (baseline / "eval" / f"{suite}-{START}.jsonl",
+             record / "eval" / f"{suite}-{NEW}{'-fast' if suite == 'heldout' else ''}.jsonl")
+    return [*before, *after[2:], "", f"Corrections against SFT alone: {changed(*files)}."]
+
+
+def training_table(folder: Path, policies: list[tuple[str, str]]) -> list[str]:
+    return policy_rows(folder, policies, ["policy", "episodes", "success [95% CI]",
+                                          "failure reasons"], lambda records: [])
+
+
+def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
     stages = json.loads((record / "stages.json").read_text())
     counts_path = record / "data-corrected" / "corrections.json"
     counts = json.loads(counts_path.read_text()) if counts_path.is_file() else {}
     summary_path = record / "sft-corrected" / "sft_summary.json"
     sft = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
-    names = [(label, f"train-{name}") for label, name in POLICIES]
-    held = [(label, f"heldout-{name}-fast") for label, name in POLICIES]
     ran = [f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()
-           if name in ("corrections", "SFT with corrections") or any(
-               n in name for _, n in names + held)]
+           if name in ("corrections", "SFT with corrections") or NEW in name]
     lines = [
         "# DAgger corrections for SmolLM2 after SFT", "",
         "Made by `experiments/corrections.py` (from `experiments/results/corrections/`). After "
@@ -106,14 +123,13 @@ def write_page(record: Path, doc: Path) -> None:
         + (f", {sft['steps']} steps in {sft['seconds']:.0f} s on this machine's CPU, validation "
            f"loss {', '.join(f'{v:.3f}' for v in sft['validation_losses'])} (before: 0.143)"
            if sft else "") + ".", "",
-        "Greedy, fast env, on the CPU.", "",
+        "Greedy, fast env. The policy after the corrections ran on the CPU; the one before on "
+        f"a GPU lease (`{rel(baseline / 'eval')}`): greedy decoding of these weights is the same there "
+        "(a CPU eval played its first 32 training-world episodes action for action alike).", "",
         "## Held-out worlds", "",
-        *held_out_rows(record, held), "",
-        f"Corrections against SFT alone: {changed(record, *(n for _, n in held))}.", "",
+        *compared(held_out_rows, baseline, record, "heldout"), "",
         "## Training worlds, whole tasks (the worlds the corrections came from)", "",
-        *policy_rows(record, names, ["policy", "episodes", "success [95% CI]",
-                                     "failure reasons"], lambda records: []), "",
-        f"Corrections against SFT alone: {changed(record, *(n for _, n in names))}.", "",
+        *compared(training_table, baseline, record, "train"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|", *ran, ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
