@@ -208,7 +208,7 @@ GPU_BATCH = ["--tasks", "8", "-G", "8", "--envs", "64", "-N", "2", "--from-goal"
 
 # what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
 PACKED = ("rl-start.txt", "eval/*.jsonl", "*/metrics.jsonl", "*/sft_summary.json",
-          "*/model/config.json", "rl-*/config.json")
+          "*/model/config.json", "rl-*/config.json", "data-r*/corrections.json")
 
 
 def pack_results(work: Path, archive: Path) -> None:
@@ -328,6 +328,60 @@ def kit_plan(run: Run) -> None:
     run.evaluate(f"after SFT + RL (success, {batches} batches)", policy, worlds, 60)
 
 
+def start_sft(run: Run) -> Path:
+    """learning.py's SFT run (ids relabelled): the CPU's, carried as its delta
+    (``--sft-delta``), else trained here; its folder (finished, or cut at its limit)."""
+    args, sft = run.args, run.work / "sft-relabel"
+    if args.sft_delta and not finished(sft):
+        run.stage("sft of the CPU run, from its delta", [
+            sys.executable, str(ROOT / "experiments" / "policy_delta.py"), "apply",
+            str(args.sft_delta), str(sft)])
+    if not finished(sft):
+        run.stage("sft, ids relabelled", webworld(
+            "train", "sft", "--data", str(args.kit / "data"), "--model", run.model, "--out",
+            str(sft), "--relabel-ids", "--device", run.device,
+            *(["--max-steps", "2"] if run.smoke else [])))
+    return sft
+
+
+def dagger_plan(run: Run) -> None:
+    """experiments/corrections.py's recipe in rounds (DAgger), from learning.py's SFT run: each
+    round evaluates the policy on the ten training worlds, relabels the episodes of every
+    round so far (`webworld train corrections`), goes on with SFT from the policy on them, and
+    evaluates the new policy on the held-out worlds. On a CPU a round took about 75 minutes
+    (docs/learning_corrections.md); here a few. Every stage resumes, as learning_plan's."""
+    from corrections import SFT_FLAGS
+    from learning import training_subset
+
+    args, policy = run.args, start_sft(run)
+    if not finished(policy):
+        return
+    data = args.kit / "data"
+    worlds = training_subset(args.kit / "worlds", data, run.work / "train-worlds",
+                             2 if run.smoke else 10)
+    episodes: list[Path] = []
+    for r in range(1, args.rounds + 1):
+        played = Eval(f"round {r - 1} policy on training worlds", f"hf:{policy / 'model'}",
+                      worlds, f"train-{policy.name}")
+        run.side_by_side([], [played], args.eval_reserve)
+        episodes.append(run.results(played))
+        corrected, nxt = run.work / f"data-r{r}", run.work / f"dagger-r{r}"
+        code = run.stage(f"corrections round {r}", webworld(
+            "train", "corrections", *[a for p in episodes for a in ("--results", str(p))],
+            "--worlds", str(worlds), "--data", str(data), "--out", str(corrected)))
+        if code == 0:
+            run.stage(f"sft round {r}", webworld(
+                "train", "sft", "--data", str(corrected), "--model", str(policy / "model"),
+                "--out", str(nxt), *SFT_FLAGS, "--device", run.device,
+                *(["--max-steps", "2"] if run.smoke else [])))
+        if not finished(nxt):
+            return  # cut: the next call goes on from here
+        if (args.kit / "heldout" / "sites").is_dir():
+            run.evaluate(f"round {r} policy on held-out", nxt / "model", args.kit / "heldout",
+                         args.eval_reserve)
+        policy = nxt
+
+
 def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
     `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
@@ -341,18 +395,10 @@ def learning_plan(run: Run) -> None:
     the page of `experiments/learning_gpu.py --from-device`."""
     from learning import rl_flags, rl_worlds, training_subset  # experiments/: stdlib only
 
-    args, model = run.args, run.model
+    args = run.args
     worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
-    sft = run.work / "sft-relabel"
+    sft = start_sft(run)
     atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
-    if args.sft_delta and not finished(sft):  # the CPU's SFT run, carried as a delta
-        run.stage("sft of the CPU run, from its delta", [
-            sys.executable, str(ROOT / "experiments" / "policy_delta.py"), "apply",
-            str(args.sft_delta), str(sft)])
-    if not finished(sft):
-        run.stage("sft, ids relabelled", webworld(
-            "train", "sft", "--data", str(data), "--model", model, "--out", str(sft),
-            "--relabel-ids", "--device", run.device, *(["--max-steps", "2"] if run.smoke else [])))
     if args.until == "sft" or not finished(sft):
         return  # cut at its limit: the next call goes on from its checkpoint
     suites = {"training worlds": ("train", training_subset(
@@ -380,7 +426,7 @@ def learning_plan(run: Run) -> None:
         for (reward, seed), folder in runs.items() if not finished(folder)]
     # the tiny policy has no zero shot: random stands in for it in a smoke run
     zero_shot = [] if "zero-shot" in args.skip else evals(
-        "zero shot", "random" if run.smoke else f"hf:{model}", "zero-shot", ("held-out",))
+        "zero shot", "random" if run.smoke else f"hf:{run.model}", "zero-shot", ("held-out",))
     sft_evals = [] if "sft-eval" in args.skip else evals(
         "after SFT, ids relabelled", f"hf:{sft / 'model'}", sft.name)
     run.side_by_side(rl_stages, zero_shot + sft_evals, reserve)
@@ -401,9 +447,11 @@ def learning_plan(run: Run) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny policy, a few steps")
-    parser.add_argument("--plan", choices=["kit", "learning"], default="kit",
+    parser.add_argument("--plan", choices=["kit", "learning", "dagger"], default="kit",
                         help="kit: the kit's worlds (checks, bench, a short SFT + RL); "
-                             "learning: learning.py's SFT and RL runs for --seeds")
+                             "learning: learning.py's SFT and RL runs for --seeds; dagger: "
+                             "rounds of corrections from learning.py's SFT run")
+    parser.add_argument("--rounds", type=int, default=3, help="dagger: rounds of corrections")
     parser.add_argument("--kit", type=Path, default=None,
                         help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "
                              "(learning)")
@@ -439,8 +487,8 @@ def main() -> None:
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
                         choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()
-    args.kit = unpacked(args.kit or ROOT / "gpu_kit" / ("learning" if args.plan == "learning"
-                                                       else ""), args.work / "kit")
+    args.kit = unpacked(args.kit or ROOT / "gpu_kit" / ("" if args.plan == "kit"
+                                                       else "learning"), args.work / "kit")
     env = install(args.wheels, args.gguf_parts)
     if args.install_only:
         return
@@ -451,7 +499,7 @@ def main() -> None:
     run.stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
                                    "torch.__version__, torch.cuda.is_available(), torch.cuda."
                                    "get_device_name() if torch.cuda.is_available() else 'cpu')"])
-    (learning_plan if args.plan == "learning" else kit_plan)(run)
+    {"kit": kit_plan, "learning": learning_plan, "dagger": dagger_plan}[args.plan](run)
     print((run.out / "gpu_results.md").read_text())
 
 

@@ -128,6 +128,27 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
         assert row in text, row
 
 
+def test_rounds_of_corrections_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
+    """--plan dagger: each round plays the policy on the training worlds, relabels every round's
+    episodes so far, trains SFT on them from the policy and scores the new one held out."""
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "worlds", symlinks=True)
+    shutil.copytree(kit / "data", tmp_path / "kit" / "data")
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
+    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "dagger", "--rounds", "2")
+    stages = results["stages"]
+    assert [s["stage"] for s in stages] == [
+        "python and torch", "sft, ids relabelled",
+        *(stage for r in (1, 2) for stage in (
+            f"eval round {r - 1} policy on training worlds", f"corrections round {r}",
+            f"sft round {r}", f"eval round {r} policy on held-out"))]
+    relabelled = [s["command"] for s in stages if s["stage"].startswith("corrections")]
+    assert [c.count("--results") for c in relabelled] == [1, 2]  # every round's episodes
+    assert "train-dagger-r1.jsonl" in relabelled[1]  # the second round played round 1's policy
+    with tarfile.open(tmp_path / "out" / "results.tar.gz") as packed:
+        counts = json.load(packed.extractfile("data-r2/corrections.json"))
+    assert counts["corrections"] > 0
+
+
 def test_the_learning_runs_start_from_a_carried_sft_delta(kit: Path, tmp_path: Path) -> None:
     """The CPU's SFT run, packed as its difference from the base, is rebuilt there and no SFT
     is trained."""
