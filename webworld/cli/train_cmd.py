@@ -90,6 +90,8 @@ def corrections_cmd(
     """DAgger: the verified action at every page a policy's evaluated episodes reached on a
     verified path, with its own history, as SFT chats beside the export's (train sft on the
     new export from the policy)."""
+    import json
+
     from webworld.eval.results import read_results
     from webworld.rl.fast.env import FastEnv
     from webworld.rl.tasks import load_worlds, verified_paths
@@ -100,8 +102,6 @@ def corrections_cmd(
         raise UsageError("no such results file", ", ".join(missing))
     if not (data / "sft" / "train.jsonl").is_file():
         raise UsageError("not an SFT export (no sft/train.jsonl)", str(data))
-    import json
-
     manifest = json.loads((data / "manifest.json").read_text()) \
         if (data / "manifest.json").is_file() else {}
     loaded = load_worlds(worlds / "sites", worlds / "trajectories")
