@@ -85,11 +85,10 @@ def compared(rows: Callable[[Path, list[tuple[str, str]]], list[str]], baseline:
              record: Path, suite: str) -> list[str]:
     """One table of the policy before (from the record ``baseline``) and after the
     corrections, and the episodes that changed."""
-    before = rows(baseline, [("after SFT (GPU lease)", f"{suite}-{START}")])
-    after = rows(record, [("after SFT, then corrections", f"{suite}-{NEW}"
-                           + ("-fast" if suite == "heldout" else ""))])
-    files = (baseline / "eval" / f"{suite}-{START}.jsonl",
-             record / "eval" / f"{suite}-{NEW}{'-fast' if suite == 'heldout' else ''}.jsonl")
+    first, second = f"{suite}-{START}", f"{suite}-{NEW}" + ("-fast" if suite == "heldout" else "")
+    before = rows(baseline, [("after SFT (GPU lease)", first)])
+    after = rows(record, [("after SFT, then corrections", second)])
+    files = (baseline / "eval" / f"{first}.jsonl", record / "eval" / f"{second}.jsonl")
     return [*before, *after[2:], "", f"Corrections against SFT alone: {changed(*files)}."]
 
 

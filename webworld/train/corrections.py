@@ -61,10 +61,11 @@ def reset(env: Any, row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return env.reset(seed=row["seed"], options={"task": row["task"], "intent": row["intent"]})
 
 
-def episode_corrections(env: Any, row: dict[str, Any], steps: list[dict[str, Any]]
-                        ) -> list[dict[str, Any]]:
-    """The SFT records one evaluated episode yields (see the module doc)."""
-    on_path, after = path_pages(env, row, steps)
+def episode_corrections(env: Any, row: dict[str, Any], steps: list[dict[str, Any]],
+                        path: tuple[dict[PageKey, int], list[PageKey]]) -> list[dict[str, Any]]:
+    """The SFT records one evaluated episode yields (see the module doc); ``path`` is
+    :func:`path_pages` of its start."""
+    on_path, after = path
     obs, info = reset(env, row)
     turn, erred, out = Turn(obs, info, []), False, []
     for i, entry in enumerate(row["actions"]):
@@ -93,10 +94,14 @@ def corrections(env: Any, rows: Iterable[dict[str, Any]],
                 verified_steps: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
     """Every correction of ``rows`` (results rows of one fast ``env``'s worlds) whose task
     has a verified path in ``verified_steps`` (instance id to the shortest path's steps)."""
+    paths: dict[tuple[str, int, str], tuple[dict[PageKey, int], list[PageKey]]] = {}
     for row in rows:
         steps = verified_steps.get(row["task"])
         if steps and row.get("actions") and not row.get("env_error"):
-            yield from episode_corrections(env, row, steps)
+            start = (row["task"], row["seed"], row["intent"])  # policies played the same starts
+            if start not in paths:
+                paths[start] = path_pages(env, row, steps)
+            yield from episode_corrections(env, row, steps, paths[start])
 
 
 def corrected_export(data: Path, out: Path, extra: list[dict[str, Any]], *, original: float,
