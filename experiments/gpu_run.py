@@ -3,7 +3,8 @@ the `gpu` tests, `bench/bench_rl.py --device cuda` (fast env), and SmolLM2 SFT t
 fast env of the kit's worlds, the progress reward against success-only for the same batches,
 with an eval after each; the tables go to ``--out``, rewritten after every stage, with every
 eval's episodes and the runs' summaries in ``results.tar.gz``. ``--plan learning`` runs
-experiments/learning.py's SFT and RL instead (see :func:`learning_plan`).
+experiments/learning.py's SFT and RL instead (see :func:`learning_plan`), ``--plan dagger`` its
+rounds of corrections, ``--plan scale`` SFT on more worlds (experiments/data_scale.py).
 
 Every stage runs within a share of ``--budget`` (a device call may run 10 minutes): a stage past
 its limit is killed and the run goes on (an RL run cut short is evaluated at its last
@@ -207,7 +208,7 @@ GPU_BATCH = ["--tasks", "8", "-G", "8", "--envs", "64", "-N", "2", "--from-goal"
              "--no-curriculum"]
 
 # what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
-PACKED = ("rl-start.txt", "eval/*.jsonl", "*/metrics.jsonl", "*/sft_summary.json",
+PACKED = ("rl-start.txt", "eval/*.jsonl", "eval/turns-*.json", "*/metrics.jsonl", "*/sft_summary.json",
           "*/model/config.json", "rl-*/config.json", "data-r*/corrections.json")
 
 
@@ -382,6 +383,43 @@ def dagger_plan(run: Run) -> None:
         policy = nxt
 
 
+def scale_plan(run: Run) -> None:
+    """experiments/data_scale.py's question, does SFT read new sites better from more worlds:
+    SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
+    instances), the same optimiser steps as learning.py's recipe on its export alone, with ids
+    relabelled (``sft-scale``) and with all three augmentations (``sft-scale-aug``), side by
+    side; then each policy on the held-out worlds, the validation turns and the training
+    worlds. Every stage resumes, as learning_plan's."""
+    from data_scale import SCALE_RUNS, TURN_VARIANTS, recipe_steps
+    from learning import TURNS_SAMPLE, training_subset
+
+    args = run.args
+    data = args.kit / "data"
+    extra = unpacked(args.extra_data, run.work / "extra-data")
+    steps = "2" if run.smoke else str(recipe_steps(data))
+    sfts = {name: run.work / name for name in SCALE_RUNS}
+    reserve = args.eval_reserve
+    run.side_by_side([(f"sft {name}", webworld(
+        "train", "sft", "--data", str(data), "--extra-data", str(extra), "--model", run.model,
+        "--out", str(folder), *flags, "--max-steps", steps, "--device", run.device),
+        run.runner.left() - reserve) for (name, flags), folder in
+        zip(SCALE_RUNS.items(), sfts.values()) if not finished(folder)])
+    ready = {name: folder for name, folder in sfts.items() if finished(folder)}
+    suites = [("held-out", "heldout", args.kit / "heldout"),
+              ("training worlds", "train", training_subset(
+                  args.kit / "worlds", data, run.work / "train-worlds", 2 if run.smoke else 10))]
+    for suite, prefix, folder in suites:
+        run.side_by_side([], [Eval(f"{name} on {suite}", f"hf:{sft / 'model'}", folder,
+                                   f"{prefix}-{name}") for name, sft in ready.items()],
+                         reserve)
+    turns = str(2 if run.smoke else TURNS_SAMPLE)
+    run.side_by_side([(f"turns {name}{variant}", webworld(
+        "eval", "turns", str(data / "sft" / "validation.jsonl"), "--policy",
+        f"hf:{sft / 'model'}", "-n", turns, "--seed", "0", "--device", run.device,
+        "--out", str(run.work / "eval" / f"turns-{name}{variant}.json"), *flags), reserve)
+        for name, sft in ready.items() for variant, flags in TURN_VARIANTS.items()])
+
+
 def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
     `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
@@ -447,10 +485,13 @@ def learning_plan(run: Run) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny policy, a few steps")
-    parser.add_argument("--plan", choices=["kit", "learning", "dagger"], default="kit",
+    parser.add_argument("--plan", choices=["kit", "learning", "dagger", "scale"], default="kit",
                         help="kit: the kit's worlds (checks, bench, a short SFT + RL); "
                              "learning: learning.py's SFT and RL runs for --seeds; dagger: "
-                             "rounds of corrections from learning.py's SFT run")
+                             "rounds of corrections from learning.py's SFT run; scale: SFT on "
+                             "more worlds (--extra-data)")
+    parser.add_argument("--extra-data", type=Path, default=None,
+                        help="scale: the extra worlds' export (data_scale.py), or its .tar.xz")
     parser.add_argument("--rounds", type=int, default=3, help="dagger: rounds of corrections")
     parser.add_argument("--kit", type=Path, default=None,
                         help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "
@@ -487,6 +528,8 @@ def main() -> None:
     parser.add_argument("--rewards", nargs="*", default=["progress", "success"],
                         choices=["progress", "success"], help="learning: the RL runs, in order")
     args = parser.parse_args()
+    if args.plan == "scale" and args.extra_data is None:
+        parser.error("--plan scale needs --extra-data (the kit part experiments/data_scale.py packs)")
     args.kit = unpacked(args.kit or ROOT / "gpu_kit" / ("" if args.plan == "kit"
                                                        else "learning"), args.work / "kit")
     env = install(args.wheels, args.gguf_parts)
@@ -499,7 +542,8 @@ def main() -> None:
     run.stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
                                    "torch.__version__, torch.cuda.is_available(), torch.cuda."
                                    "get_device_name() if torch.cuda.is_available() else 'cpu')"])
-    {"kit": kit_plan, "learning": learning_plan, "dagger": dagger_plan}[args.plan](run)
+    {"kit": kit_plan, "learning": learning_plan, "dagger": dagger_plan,
+     "scale": scale_plan}[args.plan](run)
     print((run.out / "gpu_results.md").read_text())
 
 

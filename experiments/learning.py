@@ -416,9 +416,6 @@ def simple_rows(work: Path, policies: list[tuple[str, str]], what: str) -> list[
 
 def turn_rows(work: Path) -> list[str]:
     """Per-turn accuracy per policy and split, overall and by what the answer needs."""
-    import json
-
-    from webworld.eval.results import Rate
     from webworld.eval.turns import KINDS
 
     rows = ["| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
@@ -428,18 +425,26 @@ def turn_rows(work: Path) -> list[str]:
         asked += [(label, run, "validation worlds"), (label, f"{run}-train", "training worlds"),
                   (label, f"{run}-relabelled", "validation worlds, ids relabelled"),
                   (label, f"{run}-moved", "validation worlds, named choices moved")]
-    for label, name, split in asked:
-        path = work / "eval" / f"turns-{name}.json"
-        if not path.is_file():
-            rows.append(f"| {label} | {split} | not run yet |" + " |" * (2 + len(KINDS)))
-            continue
-        got = json.loads(path.read_text())
-        kinds = [Rate(k, n, right).shown() if n else "-" for k, (right, n) in
-                 ((k, got["by_kind"][k]) for k in KINDS)]
-        rows.append(f"| {label} | {split} | {got['turns']} | "
-                    f"{Rate(name, got['turns'], got['correct']).shown()} | "
-                    f"{got['well_formed']}/{got['turns']} | " + " | ".join(kinds) + " |")
-    return rows
+    return rows + [turn_row([label, split], work / "eval" / f"turns-{name}.json")
+                   for label, name, split in asked]
+
+
+def turn_row(first: list[str], path: Path) -> str:
+    """A row of `webworld eval turns`'s scores in ``path`` after the cells ``first``: turns,
+    answered as recorded with its interval, well-formed, and each kind's share."""
+    import json
+
+    from webworld.eval.results import Rate
+    from webworld.eval.turns import KINDS
+
+    if not path.is_file():
+        return "| " + " | ".join(first) + " | not run yet |" + " |" * (2 + len(KINDS))
+    got = json.loads(path.read_text())
+    kinds = [Rate(k, n, right).shown() if n else "-" for k, (right, n) in
+             ((k, got["by_kind"][k]) for k in KINDS)]
+    return ("| " + " | ".join(first) + f" | {got['turns']} | "
+            f"{Rate(path.stem, got['turns'], got['correct']).shown()} | "
+            f"{got['well_formed']}/{got['turns']} | " + " | ".join(kinds) + " |")
 
 
 def seed_interval(values: list[float]) -> str:

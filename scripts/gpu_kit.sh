@@ -142,4 +142,13 @@ Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call'
 Rounds of corrections (DAgger) instead of RL: in 3 and 4, --plan dagger --rounds 3 in place of
 --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot (a round there: an eval of the training worlds, an SFT
 epoch, a held-out eval); its results.tar.gz holds eval/, data-r*/ and dagger-r*/ (no page yet).
+SFT on more worlds (experiments/data_scale.py first: it packs gpu_kit/scale-data.tar.xz), after 1:
+  2. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/learning.tar.xz",
+            "gpu_kit/scale-data.tar.xz"]:
+     python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa \
+         gpu_kit/smollm2/part-ab gpu_kit/smollm2/part-ac --plan scale --kit gpu_kit/learning.tar.xz \
+         --extra-data gpu_kit/scale-data.tar.xz --eval-reserve 150 --budget 540 --out "$OUT"
+  3. with the device time left, carry nothing: the same command without --wheels and
+     --gguf-parts, --budget <the device time left, less a minute>
+Then here: .venv/bin/python experiments/data_scale.py --from-device <the call's files_at>
 NEXT

@@ -149,6 +149,37 @@ def test_rounds_of_corrections_go_through_in_smoke_mode(kit: Path, tmp_path: Pat
     assert counts["corrections"] > 0
 
 
+def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
+    """--plan scale: both SFT runs train on the kit's export plus the extra one (carried as
+    .tar.xz) for the same steps, side by side; then each is scored held out, on validation
+    turns and on the training worlds, and its summary and scores come back packed."""
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "worlds", symlinks=True)
+    shutil.copytree(kit / "data", tmp_path / "kit" / "data")
+    shutil.copy(kit / "data" / "sft" / "train.jsonl",  # one world: no validation split of its own
+                tmp_path / "kit" / "data" / "sft" / "validation.jsonl")
+    shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
+    extra = tmp_path / "extra.tar.xz"
+    with tarfile.open(extra, "w:xz") as tar:
+        for part in ("manifest.json", "sft"):
+            tar.add(kit / "data" / part, arcname=part)
+    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "scale", "--extra-data", str(extra))
+    runs = ("sft-scale", "sft-scale-aug")
+    assert [s["stage"] for s in results["stages"]] == [
+        "python and torch", *(f"sft {r}" for r in runs),
+        *(f"eval {r} on {suite}" for suite in ("held-out", "training worlds") for r in runs),
+        *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved"))]
+    sfts = [s for s in results["stages"] if s["stage"].startswith("sft")]
+    assert all("--extra-data" in s["command"] and "--max-steps 2" in s["command"] for s in sfts)
+    assert "--vary-values" in sfts[1]["command"] and "--vary-values" not in sfts[0]["command"]
+    chats = len((kit / "data" / "sft" / "train.jsonl").read_text().splitlines())
+    with tarfile.open(tmp_path / "out" / "results.tar.gz") as packed:
+        names = set(packed.getnames())
+        summary = json.load(packed.extractfile("sft-scale/sft_summary.json"))
+    assert summary["train_chats"] == 2 * chats  # the kit's and the extra export's
+    assert {f"eval/{kind}-{r}.jsonl" for kind in ("heldout", "train") for r in runs} <= names
+    assert {f"eval/turns-{r}-moved.json" for r in runs} <= names
+
+
 def test_the_learning_runs_start_from_a_carried_sft_delta(kit: Path, tmp_path: Path) -> None:
     """The CPU's SFT run, packed as its difference from the base, is rebuilt there and no SFT
     is trained."""

@@ -220,3 +220,23 @@ def test_the_cli_says_when_a_resumed_run_had_no_step_left(export: Path, tmp_path
     assert first.exit_code == 0 and re.search(r"train loss \d+\.\d{4}", first.output), first.output
     assert again.exit_code == 0 and "nan" not in again.output
     assert "no step left to take" in " ".join(again.output.split())
+
+
+def test_extra_exports_add_training_chats_in_the_same_observation_mode(
+        export: Path, tmp_path: Path) -> None:
+    """`--extra-data`: more worlds' training chats join the first export's; validation stays
+    the first's; an export made in another observation mode is refused, naming its manifest."""
+    traj = export.parent / "traj"
+    whole = tmp_path / "whole"
+    export_dataset(traj, whole, formats={"sft"}, splits=(1.0, 0.0, 0.0), screenshots_dir=None,
+                   progress=False)
+    run_sft(settings(export, tmp_path / "run", extra_data=[whole]), progress=False)
+    summary = json.loads((tmp_path / "run" / "sft_summary.json").read_text())
+    assert summary["train_chats"] == 18 + len(read_split(whole, "train"))
+    assert summary["settings"]["extra_data"] == [str(whole)]
+    compact = tmp_path / "compact"
+    export_dataset(traj, compact, formats={"sft"}, splits=(1.0, 0.0, 0.0), screenshots_dir=None,
+                   observation="compact", progress=False)
+    with pytest.raises(UsageError, match="observation mode is 'compact'") as mixed:
+        run_sft(settings(export, tmp_path / "mixed", extra_data=[compact]), progress=False)
+    assert mixed.value.where == str(compact / "manifest.json")

@@ -24,6 +24,9 @@ train_app = typer.Typer(help="Train a policy: SFT warm start, then RL against th
 def sft_cmd(
     data: Path = typer.Option(..., "--data", help="An export folder with sft/train.jsonl "
                                                   "(webworld export --formats sft)."),
+    extra_data: list[Path] = typer.Option([], "--extra-data", help="Another export (other "
+                                          "worlds, same observation mode) whose training chats "
+                                          "join --data's; repeatable."),
     model: str = typer.Option("tiny", "--model", help="tiny, smollm2 or a model folder."),
     run_dir: Path = typer.Option(..., "--out", help="The run folder (resumes from its checkpoints)."),
     epochs: float = typer.Option(None, "--epochs", min=0.01, help="Passes over the data "
@@ -57,7 +60,8 @@ def sft_cmd(
     try:
         given = {"epochs": epochs, "min_steps": min_steps, "learning_rate": learning_rate,
                  "train_layers": train_layers}
-        settings = SFTSettings(data=data, model=model, out=run_dir, batch_size=batch_size,
+        settings = SFTSettings(data=data, extra_data=extra_data, model=model, out=run_dir,
+                               batch_size=batch_size,
                                max_length=max_length, max_steps=max_steps, seed=seed,
                                device=device, relabel_ids=relabel_ids, vary_values=vary_values,
                                move_choices=move_choices,

@@ -25,6 +25,7 @@ import torch
 from webworld.train.batch import EpisodeRecord, TurnRecord, reply_logps, turn_batch
 from webworld.train.models import autocast
 from webworld.train.prefix import prefix_cache, shared_prefix
+from webworld.train.static_decode import StaticDecoder
 
 
 @dataclass
@@ -65,6 +66,10 @@ class SamplingSettings:
     batch_size: int = CPU_BATCH       # prompts per forward pass
     share_prefix: bool = True         # run the prompts' common prefix once per batch
     precision: str = "fp32"           # fp32, or bf16 compute (then log-probs are rescored in fp32)
+    # the reply's KV cache: static (allocated once; on a GPU each token's step is one CUDA
+    # graph replay, webworld.train.static_decode), dynamic (grown by concatenation), or auto:
+    # static on a GPU, dynamic on a CPU (the CPU runs so far were made with it)
+    cache: str = "auto"
 
 
 class TransformersEngine:
@@ -144,6 +149,10 @@ class TransformersEngine:
             if shared else DynamicCache(config=self.model.config)
         logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions,
                             cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1, :]
+        static = self._static_cache(device)
+        decoder = StaticDecoder(self.model, cache, attention, positions[:, -1:],
+                                self.settings.max_new_tokens, graph=device.type == "cuda") \
+            if static else None
         stops = torch.tensor(self.stop_ids, device=device)
         done = torch.zeros(rows, dtype=torch.bool, device=device)
         tokens, logps = [], []
@@ -156,12 +165,21 @@ class TransformersEngine:
             done = done | torch.isin(token, stops)
             if bool(done.all()):
                 break
+            if decoder is not None:
+                logits = decoder.next_logits(token, live)
+                continue
             attention = torch.cat([attention, live.long()[:, None]], dim=1)
             positions = positions[:, -1:] + 1
             logits = self.model(input_ids=token[:, None], attention_mask=attention,
                                 position_ids=positions, cache=cache,
                                 use_cache=True).logits[:, -1, :]
         return self._collect(prompts, torch.stack(tokens, 1).cpu(), torch.stack(logps, 1).cpu())
+
+    def _static_cache(self, device: torch.device) -> bool:
+        if self.settings.cache not in ("auto", "static", "dynamic"):
+            raise ValueError(f"cache must be auto, static or dynamic, not {self.settings.cache!r}")
+        return self.settings.cache == "static" or (self.settings.cache == "auto"
+                                                   and device.type == "cuda")
 
     def _pick(self, logits: torch.Tensor, generator: torch.Generator
               ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -69,6 +69,9 @@ class SFTSettings(BaseModel):
 
     data: Path = Field(description="An export folder with sft/train.jsonl and optionally "
                                    "sft/validation.jsonl (`webworld export --format sft`).")
+    extra_data: list[Path] = Field([], description="More exports (of other worlds, in the same "
+                                   "observation mode) whose training chats join the first's; "
+                                   "validation stays the first export's, comparable across runs.")
     model: str = Field("tiny", description="The policy to start from: tiny, smollm2 or a local "
                                            "model folder.")
     out: Path = Field(description="The run folder: checkpoints/, model/ (the result) and "
@@ -140,7 +143,7 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
 
     started = time.monotonic()
     device = resolve_device(settings.device)
-    train_chats = read_split(settings.data, "train")
+    train_chats = training_chats(settings)
     has_validation = _split_path(settings.data, "validation").is_file()
     validation_chats = read_split(settings.data, "validation") if has_validation else []
     resume = last_checkpoint(settings.out)
@@ -188,6 +191,20 @@ def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSe
         changes["max_steps"] = sft_steps(chats, settings.batch_size * settings.grad_accum,
                                          settings.epochs, settings.min_steps)
     return settings.model_copy(update=changes)
+
+
+def training_chats(settings: SFTSettings) -> list[list[dict[str, str]]]:
+    """The training split of ``data`` and of each ``extra_data`` export, which must have been
+    made in the same observation mode (the policy acts in one)."""
+    chats = read_split(settings.data, "train")
+    mode = export_observation(settings.data)
+    for extra in settings.extra_data:
+        if export_observation(extra) != mode:
+            raise UsageError(f"this export's observation mode is {export_observation(extra)!r}, "
+                             f"the first's ({settings.data}) {mode!r}: export both in one mode",
+                             str(Path(extra) / "manifest.json"))
+        chats += read_split(extra, "train")
+    return chats
 
 
 def export_observation(data: Path) -> str | None:

@@ -1,0 +1,199 @@
+"""Does SFT read new sites better from more worlds? learning.py's export (30 worlds, 2 task
+instances each) plus 30 more worlds of the same themes and profiles at new seeds, 4 task
+instances each (more values and choices per task), for SFT from SmolLM2 with the same optimiser
+steps as learning.py's recipe on its export alone: the data grows, the compute does not. Two
+runs side by side on a GPU, ids relabelled (``sft-scale``) and with values varied and choices
+moved besides (``sft-scale-aug``); each on the held-out worlds, 160 validation turns and the
+ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluated on a GPU
+lease. Writes docs/learning_scale.md.
+
+    .venv/bin/python experiments/data_scale.py          # here: the worlds, export and kit part
+    (on a lent device, the calls `bash scripts/gpu_kit.sh scale` prints: gpu_run.py --plan scale)
+    .venv/bin/python experiments/data_scale.py --from-device DIR   # a call's files_at folder
+    .venv/bin/python experiments/data_scale.py --table-only        # the page from the record
+
+The builds take about 40 minutes on 2 cores (side by side). Every stage is skipped when its
+output is there: rerun after a kill.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corrections import training_table  # noqa: E402
+from learning import EASY, MEDIUM, TURNS_SAMPLE, held_out_rows, turn_row  # noqa: E402
+from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
+
+from webworld.fsio import atomic_write_json  # noqa: E402
+from webworld.train.defaults import SFT_EPOCHS, SFT_MIN_STEPS, sft_steps  # noqa: E402
+
+WORK = ROOT / "runs" / "scale"
+BASE = ROOT / "runs" / "learning"  # learning.py's run: its export and SFT of record
+RESULTS = ROOT / "experiments" / "results"
+RECORD = RESULTS / "data-scale"
+BASELINE = RESULTS / "learning-gpu"  # learning.py's SFT run evaluated on the first GPU lease
+DOC = ROOT / "docs" / "learning_scale.md"
+KIT = ROOT / "gpu_kit" / "scale-data.tar.xz"
+# the extra worlds: learning.py's themes and profiles at seeds of their own (learning.py's are 1
+# and 2, the held-out suite's >= 9000), twice its task instances per task
+EXTRA = [("easy", 3, EASY), ("medium", 4, MEDIUM)]
+EXPLORE = ["--max-instances", "4", "--max-shortest", "1", "--max-longer", "1"]
+# the two SFT runs and their flags (besides the data, the model and the steps)
+SCALE_RUNS = {"sft-scale": ["--relabel-ids"],
+              "sft-scale-aug": ["--relabel-ids", "--vary-values", "--move-choices"]}
+LABELS = {"sft-scale": "more worlds, ids relabelled",
+          "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved"}
+RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json")
+# the validation turns as exported, with ids renumbered, with named choices moved
+# (learning.py's names; the device's plan asks the first, a call after it the other two)
+TURN_VARIANTS = {"": [], "-relabelled": ["--relabel-ids"], "-moved": ["--move-choices"]}
+ASKED = {"": "as exported", "-relabelled": "ids relabelled", "-moved": "named choices moved"}
+
+
+def train_turns(data: Path) -> int:
+    with (data / "sft" / "train.jsonl").open(encoding="utf-8") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+def recipe_steps(data: Path) -> int:
+    """learning.py's SFT steps on the export ``data`` alone (3 epochs of batch 8): the
+    scaled runs take as many, over more chats."""
+    return sft_steps(train_turns(data), 8, SFT_EPOCHS, SFT_MIN_STEPS)
+
+
+def build_args(work: Path, profile: str, seed: int, themes: list[str]) -> list[str]:
+    worlds = work / "worlds"
+    return ["build", "--profile", profile, "--seed", str(seed), *EXPLORE,
+            "--specs-out", rel(worlds / "specs"), "--sites-out", rel(worlds / "sites"),
+            "--out", rel(worlds / "trajectories"), "--dataset-out", rel(work / f"dataset-{profile}"),
+            *[a for t in themes for a in ("--theme", t)]]
+
+
+def prepare(work: Path, stages: Stages) -> None:
+    """The extra worlds, their export (every world in the training split: validation stays
+    learning.py's) packed for the device, and the CPU's per-turn check of learning.py's SFT
+    policy."""
+    worlds, data = work / "worlds", work / "data"
+    for profile, seed, themes in EXTRA:
+        stages.run(f"build {profile} s{seed}", build_args(work, profile, seed, themes),
+                   worlds / "trajectories")
+    stages.run("export", ["export", rel(worlds / "trajectories"), "--out", rel(data), "--format",
+                          "sft", "--observation", "compact", "--splits", "1,0,0"], data / "sft")
+    counts = {"base": {"worlds": world_count(BASE / "data"), "turns": train_turns(BASE / "data")},
+              "extra": {"worlds": world_count(data), "turns": train_turns(data)},
+              "steps": recipe_steps(BASE / "data")}
+    atomic_write_json(work / "data.json", counts)
+    if not KIT.is_file():
+        partial = KIT.with_name(KIT.name + ".partial")
+        with tarfile.open(partial, "w:xz") as tar:
+            for part in ("manifest.json", "sft"):
+                tar.add(data / part, arcname=part)
+        partial.replace(KIT)
+    for variant, flags in TURN_VARIANTS.items():
+        turns = work / "eval" / f"turns-sft-relabel{variant}.json"
+        stages.run(f"eval {turns.stem}", [
+            "eval", "turns", rel(BASE / "data" / "sft" / "validation.jsonl"), "--policy",
+            f"hf:{rel(BASE / 'sft-relabel' / 'model')}", "-n", str(TURNS_SAMPLE), "--seed", "0",
+            "--out", rel(turns), *flags], turns)
+
+
+def world_count(data: Path) -> int:
+    return len(json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"])
+
+
+def import_call(device: Path, record: Path, work: Path) -> None:
+    """The device call's results into the record, beside what the CPU stages recorded."""
+    from learning_gpu import import_call as import_results
+
+    import_results(device, record)
+    keep_record(work, record, RECORDED)
+
+
+def sft_line(record: Path, name: str) -> str:
+    path = record / name / "sft_summary.json"
+    if not path.is_file():
+        return f"- {LABELS[name]} (`{name}/`): not run yet"
+    sft = json.loads(path.read_text())
+    return (f"- {LABELS[name]} (`{name}/`): {sft['steps']} optimiser steps over "
+            f"{sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, top "
+            f"{sft['settings']['train_layers']} layers, {sft['seconds']:.0f} s, validation loss "
+            f"{', '.join(f'{v:.3f}' for v in sft['validation_losses'])}")
+
+
+def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
+    from webworld.eval.turns import KINDS
+
+    counts = json.loads((record / "data.json").read_text())
+    base, extra = counts["base"], counts["extra"]
+    results = record / "gpu_results.json"
+    stages = json.loads(results.read_text())["stages"] if results.is_file() else []
+    device = next((s.get("last_line", "") for s in stages if s["stage"] == "python and torch"),
+                  "not run yet")
+    before = "learning.py's SFT, ids relabelled (CPU; GPU lease's evals)"
+    runs = [(LABELS[name], name) for name in SCALE_RUNS]
+
+    def table(rows, prefix: str) -> list[str]:  # type: ignore[no-untyped-def]
+        return [*rows(baseline, [(before, f"{prefix}-sft-relabel")]),
+                *rows(record, [(label, f"{prefix}-{name}") for label, name in runs])[2:]]
+
+    lines = [
+        "# More worlds for SFT: does SmolLM2 read new sites better?", "",
+        "Made by `experiments/data_scale.py` (from `experiments/results/data-scale/`). "
+        f"learning.py's export: {base['turns']} training turns of {base['worlds']} worlds (2 "
+        f"task instances per task). Added: {extra['turns']} turns of {extra['worlds']} new "
+        "worlds, the same themes and profiles at new seeds with 4 task instances per task "
+        f"(`{' '.join(EXPLORE)}`). Both scaled runs take learning.py's {counts['steps']} "
+        "optimiser steps (3 epochs of its export at batch 8) from SmolLM2, so they see each "
+        "chat less than once where the recipe saw each three times: more data at the same "
+        f"compute. Device: `{device}`. Greedy, fast env.", "",
+        *[sft_line(record, name) for name in SCALE_RUNS], "",
+        "## Held-out worlds", "",
+        *table(held_out_rows, "heldout"), "",
+        "## Validation turns", "",
+        f"{TURNS_SAMPLE} recorded turns of learning.py's three validation worlds (seed 0), each "
+        "asked with its verified history (`webworld eval turns`); learning.py's SFT policy asked "
+        "on this machine's CPU.", "",
+        "| policy | turns asked | turns | answered as recorded [95% CI] | well-formed | "
+        + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
+        *[turn_row([label, asked], record / "eval" / f"turns-{name}{variant}.json")
+          for variant, asked in ASKED.items()
+          for label, name in [(before, "sft-relabel"), *runs]], "",
+        "## Training worlds, whole tasks", "",
+        "The ten training worlds learning.py's evals score (in every run's data):", "",
+        *table(training_table, "train"), "",
+        "## Stages", "", "| where | stage | wall (s) | command |", "|---|---|---|---|",
+        *[f"| CPU | {name} | {int(s['wall'])} | `{s['command']}` |"
+          for name, s in json.loads((record / "stages.json").read_text()).items()],
+        *[f"| GPU | {s['stage']} | {s['wall_s']:.0f} | `{s['command'].split(' app()', 1)[-1]}` |"
+          for s in stages], ""]
+    write_keeping_reading(doc, "\n".join(lines))
+    print(f"wrote {doc}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", type=Path, default=WORK)
+    parser.add_argument("--from-device", type=Path, default=None,
+                        help="a gpu_run.py --plan scale call's files (gpu_results.json, "
+                             "results.tar.gz)")
+    parser.add_argument("--table-only", action="store_true", help="the page from the record")
+    parser.add_argument("--record", type=Path, default=RECORD)
+    parser.add_argument("--doc", type=Path, default=DOC)
+    args = parser.parse_args()
+    if args.from_device:
+        import_call(args.from_device, args.record, args.work)
+    elif not args.table_only:
+        args.work.mkdir(parents=True, exist_ok=True)
+        prepare(args.work, Stages(args.work))
+        keep_record(args.work, args.record, RECORDED)
+    write_page(args.record, args.doc)
+
+
+if __name__ == "__main__":
+    main()
