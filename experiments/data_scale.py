@@ -12,6 +12,9 @@ lease. Writes docs/learning_scale.md.
     .venv/bin/python experiments/data_scale.py --from-device DIR   # a call's files_at folder
     .venv/bin/python experiments/data_scale.py --table-only        # the page from the record
 
+A later lease's runs (more epochs at a GPU's batch: gpu_run.py --scale-runs sft-scale-aug
+--sft-epochs 3 --sft-batch 32) go to a record and page of their own (--record, --doc).
+
 The builds take about 40 minutes on 2 cores (side by side). Every stage is skipped when its
 output is there: rerun after a kill.
 """
@@ -120,8 +123,8 @@ def sft_line(record: Path, name: str) -> str:
     if not path.is_file():
         return f"- {LABELS[name]} (`{name}/`): not run yet"
     sft = json.loads(path.read_text())
-    return (f"- {LABELS[name]} (`{name}/`): {sft['steps']} optimiser steps over "
-            f"{sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, top "
+    return (f"- {LABELS[name]} (`{name}/`): {sft['steps']} optimiser steps of batch "
+            f"{sft['settings']['batch_size']} over {sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, top "
             f"{sft['settings']['train_layers']} layers, {sft['seconds']:.0f} s, validation loss "
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses'])}")
 
@@ -148,10 +151,10 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
         f"learning.py's export: {base['turns']} training turns of {base['worlds']} worlds (2 "
         f"task instances per task). Added: {extra['turns']} turns of {extra['worlds']} new "
         "worlds, the same themes and profiles at new seeds with 4 task instances per task "
-        f"(`{' '.join(EXPLORE)}`). Both scaled runs take learning.py's {counts['steps']} "
-        "optimiser steps (3 epochs of its export at batch 8) from SmolLM2, so they see each "
+        f"(`{' '.join(EXPLORE)}`). learning.py's recipe takes {counts['steps']} optimiser "
+        "steps of batch 8 (3 epochs of its export); a scaled run at as many steps sees each "
         "chat less than once where the recipe saw each three times: more data at the same "
-        f"compute. Device: `{device}`. Greedy, fast env.", "",
+        f"compute. Both start from SmolLM2. Device: `{device}`. Greedy, fast env.", "",
         *[sft_line(record, name) for name in SCALE_RUNS], "",
         "## Held-out worlds", "",
         *table(held_out_rows, "heldout"), "",

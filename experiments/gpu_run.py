@@ -383,6 +383,17 @@ def dagger_plan(run: Run) -> None:
         policy = nxt
 
 
+def scale_budget(args: argparse.Namespace, data: Path, smoke: bool) -> list[str]:
+    """The scaled SFT runs' length: learning.py's steps on ``data`` at its batch of 8 (the
+    same compute), or ``--sft-epochs`` over both exports at ``--sft-batch`` (a GPU takes a
+    bigger batch in about the time of a small one); two steps in a smoke run."""
+    from data_scale import recipe_steps
+
+    if args.sft_epochs is not None:
+        return ["--epochs", str(args.sft_epochs), "--batch-size", str(args.sft_batch)]
+    return ["--max-steps", "2" if smoke else str(recipe_steps(data))]
+
+
 def scale_plan(run: Run) -> None:
     """experiments/data_scale.py's question, does SFT read new sites better from more worlds:
     SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
@@ -390,20 +401,20 @@ def scale_plan(run: Run) -> None:
     relabelled (``sft-scale``) and with all three augmentations (``sft-scale-aug``), side by
     side; then each policy on the held-out worlds, the validation turns and the training
     worlds. Every stage resumes, as learning_plan's."""
-    from data_scale import SCALE_RUNS, TURN_VARIANTS, recipe_steps
+    from data_scale import SCALE_RUNS, TURN_VARIANTS
     from learning import TURNS_SAMPLE, training_subset
 
     args = run.args
     data = args.kit / "data"
     extra = unpacked(args.extra_data, run.work / "extra-data")
-    steps = "2" if run.smoke else str(recipe_steps(data))
-    sfts = {name: run.work / name for name in SCALE_RUNS}
+    budget = scale_budget(args, data, run.smoke)
+    runs = {name: SCALE_RUNS[name] for name in args.scale_runs}
+    sfts = {name: run.work / name for name in runs}
     reserve = args.eval_reserve
     run.side_by_side([(f"sft {name}", webworld(
         "train", "sft", "--data", str(data), "--extra-data", str(extra), "--model", run.model,
-        "--out", str(folder), *flags, "--max-steps", steps, "--device", run.device),
-        run.runner.left() - reserve) for (name, flags), folder in
-        zip(SCALE_RUNS.items(), sfts.values()) if not finished(folder)])
+        "--out", str(sfts[name]), *flags, *budget, "--device", run.device),
+        run.runner.left() - reserve) for name, flags in runs.items() if not finished(sfts[name])])
     ready = {name: folder for name, folder in sfts.items() if finished(folder)}
     suites = [("held-out", "heldout", args.kit / "heldout"),
               ("training worlds", "train", training_subset(
@@ -492,6 +503,12 @@ def main() -> None:
                              "more worlds (--extra-data)")
     parser.add_argument("--extra-data", type=Path, default=None,
                         help="scale: the extra worlds' export (data_scale.py), or its .tar.xz")
+    parser.add_argument("--scale-runs", nargs="+", default=["sft-scale", "sft-scale-aug"],
+                        choices=["sft-scale", "sft-scale-aug"], help="scale: the SFT runs")
+    parser.add_argument("--sft-epochs", type=float, default=None,
+                        help="scale: epochs over both exports at --sft-batch (default: the "
+                             "recipe's steps at batch 8)")
+    parser.add_argument("--sft-batch", type=int, default=8, help="scale: with --sft-epochs")
     parser.add_argument("--rounds", type=int, default=3, help="dagger: rounds of corrections")
     parser.add_argument("--kit", type=Path, default=None,
                         help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "

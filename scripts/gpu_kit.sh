@@ -151,4 +151,6 @@ SFT on more worlds (experiments/data_scale.py first: it packs gpu_kit/scale-data
   3. with the device time left, carry nothing: the same command without --wheels and
      --gguf-parts, --budget <the device time left, less a minute>
 Then here: .venv/bin/python experiments/data_scale.py --from-device <the call's files_at>
+(One run for longer at a GPU's batch: --scale-runs sft-scale-aug --sft-epochs 3 --sft-batch 32,
+and a record and page of its own here: --record experiments/results/data-scale-2 --doc ...)
 NEXT

@@ -5,6 +5,7 @@ import without FastAPI, Playwright, Ray, datasets, TRL or openai, which the devi
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -178,6 +179,19 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     assert summary["train_chats"] == 2 * chats  # the kit's and the extra export's
     assert {f"eval/{kind}-{r}.jsonl" for kind in ("heldout", "train") for r in runs} <= names
     assert {f"eval/turns-{r}-moved.json" for r in runs} <= names
+
+
+def test_the_scaled_sft_takes_the_recipes_steps_or_the_epochs_asked(kit: Path) -> None:
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from gpu_run import scale_budget
+
+    chats = len((kit / "data" / "sft" / "train.jsonl").read_text().splitlines())
+    recipe = argparse.Namespace(sft_epochs=None, sft_batch=8)
+    assert scale_budget(recipe, kit / "data", smoke=False) == [
+        "--max-steps", str(max(200, round(-(-chats // 8) * 3)))]
+    assert scale_budget(recipe, kit / "data", smoke=True) == ["--max-steps", "2"]
+    asked = argparse.Namespace(sft_epochs=3.0, sft_batch=32)
+    assert scale_budget(asked, kit / "data", smoke=True) == ["--epochs", "3.0", "--batch-size", "32"]
 
 
 def test_the_learning_runs_start_from_a_carried_sft_delta(kit: Path, tmp_path: Path) -> None:
