@@ -111,11 +111,20 @@ def world_count(data: Path) -> int:
 
 
 def import_call(device: Path, record: Path, work: Path) -> None:
-    """The device call's results into the record, beside what the CPU stages recorded."""
+    """The device call's results into the record, beside what the CPU stages recorded; a run
+    it brought back (``gpu_run.py --bring-back``) as its delta in gpu_kit/ (for the next
+    lease to carry) and as a model folder in the work folder."""
     from learning_gpu import import_call as import_results
+    from policy_delta import apply, receive
 
     import_results(device, record)
     keep_record(work, record, RECORDED)
+    for name in SCALE_RUNS:
+        if list(device.glob(f"{name}.delta.tar.part-*")):
+            delta = ROOT / "gpu_kit" / f"{name}-delta"
+            receive(device, name, delta)
+            apply(delta, work / name)
+            print(f"{name}: brought back, {rel(delta)} and {rel(work / name / 'model')}")
 
 
 def sft_line(record: Path, name: str) -> str:
@@ -123,9 +132,11 @@ def sft_line(record: Path, name: str) -> str:
     if not path.is_file():
         return f"- {LABELS[name]} (`{name}/`): not run yet"
     sft = json.loads(path.read_text())
+    settings = sft["settings"]
     return (f"- {LABELS[name]} (`{name}/`): {sft['steps']} optimiser steps of batch "
-            f"{sft['settings']['batch_size']} over {sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, top "
-            f"{sft['settings']['train_layers']} layers, {sft['seconds']:.0f} s, validation loss "
+            f"{settings['batch_size']} over {sft['train_chats']} chats, learning rate "
+            f"{settings['learning_rate']}, top {settings['train_layers']} layers, "
+            f"{sft['seconds']:.0f} s, validation loss "
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses'])}")
 
 

@@ -431,6 +431,23 @@ def scale_plan(run: Run) -> None:
         for name, sft in ready.items() for variant, flags in TURN_VARIANTS.items()])
 
 
+BRING_BACK_S = 90  # packing a SmolLM2 delta (two model loads and a save) and cutting it
+
+
+def bring_back(run: Run, name: str) -> None:
+    """The SFT run ``name`` of the work folder, as its difference from the base cut into parts
+    in ``--out`` (experiments/policy_delta.py), so it outlives the lease: here it is applied
+    to the base again (`policy_delta.py receive`, then `apply`)."""
+    if not finished(run.work / name):
+        return
+    delta = run.work / f"back-{name}"
+    script = str(ROOT / "experiments" / "policy_delta.py")
+    if run.stage(f"bring back {name}: delta", [sys.executable, script, "pack", str(run.work / name),
+                                               str(delta), "--base", run.model]) == 0:
+        run.stage(f"bring back {name}: parts", [sys.executable, script, "send", str(delta),
+                                                str(run.out), "--name", name])
+
+
 def learning_plan(run: Run) -> None:
     """experiments/learning.py's SFT (ids relabelled) and RL on its worlds (the kit that
     `scripts/gpu_kit.sh learning` packs): SFT, then at once its evals (the baseline) and an
@@ -509,6 +526,9 @@ def main() -> None:
                         help="scale: epochs over both exports at --sft-batch (default: the "
                              "recipe's steps at batch 8)")
     parser.add_argument("--sft-batch", type=int, default=8, help="scale: with --sft-epochs")
+    parser.add_argument("--bring-back", nargs="*", default=[],
+                        help="SFT runs of the work folder (e.g. sft-scale-aug) to send back as "
+                             "their delta in parts (a call brings back 8 files: one run fits)")
     parser.add_argument("--rounds", type=int, default=3, help="dagger: rounds of corrections")
     parser.add_argument("--kit", type=Path, default=None,
                         help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "
@@ -555,12 +575,17 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     args.work.mkdir(parents=True, exist_ok=True)
     budget = args.budget or (3600.0 if args.smoke else 540.0)
-    run = Run(args, Runner(args.out.resolve() / "gpu_run.log", env, budget))
+    # the plan's budget leaves each run to bring back its time (it comes after the plan)
+    run = Run(args, Runner(args.out.resolve() / "gpu_run.log", env,
+                           budget - BRING_BACK_S * len(args.bring_back)))
     run.stage("python and torch", [sys.executable, "-c", "import sys, torch; print(sys.version, "
                                    "torch.__version__, torch.cuda.is_available(), torch.cuda."
                                    "get_device_name() if torch.cuda.is_available() else 'cpu')"])
     {"kit": kit_plan, "learning": learning_plan, "dagger": dagger_plan,
      "scale": scale_plan}[args.plan](run)
+    for name in args.bring_back:
+        run.runner.deadline += BRING_BACK_S
+        bring_back(run, name)
     print((run.out / "gpu_results.md").read_text())
 
 

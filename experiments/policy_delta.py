@@ -12,6 +12,14 @@ spending a third of its lease on an SFT of its own.
 
     .venv/bin/python experiments/policy_delta.py pack runs/learning/sft-relabel gpu_kit/sft-delta
     python3 experiments/policy_delta.py apply /tmp/kit/sft-delta /tmp/webworld-gpu-run/sft-relabel
+
+The other way, a run trained on the device comes back in parts (a call brings back at most 8
+files of 16 MiB): ``send`` cuts the delta folder, as one tar, into parts under the call's
+``$OUT``; ``receive`` here joins the parts of the call's files and unpacks the folder.
+
+    python3 experiments/policy_delta.py send /tmp/webworld-gpu-run/back-sft-scale-aug "$OUT" \
+        --name sft-scale-aug                              # there (gpu_run.py --bring-back)
+    .venv/bin/python experiments/policy_delta.py receive FILES_AT sft-scale-aug DELTA  # here
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 WEIGHTS = "delta.safetensors"
+PART_BYTES = 15 * 2**20  # a file a device call brings back holds at most 16 MiB
 SUMMARY = "sft_summary.json"  # the run's summary goes with its model: the tables read it
 
 
@@ -87,6 +96,47 @@ def apply(delta_dir: Path, run: Path) -> None:
         shutil.copy(delta_dir / SUMMARY, run / SUMMARY)
 
 
+def send(delta_dir: Path, out: Path, name: str) -> list[Path]:
+    """``delta_dir`` as one tar cut into parts ``out/<name>.delta.tar.part-aa``, ``-ab`` ..."""
+    import io
+    import tarfile
+
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w") as tar:
+        for path in sorted(delta_dir.iterdir()):
+            tar.add(path, arcname=path.name)
+    data, parts = packed.getvalue(), []
+    for index, start in enumerate(range(0, len(data), PART_BYTES)):
+        part = out / f"{name}.delta.tar.part-{_suffix(index)}"
+        part.write_bytes(data[start:start + PART_BYTES])
+        parts.append(part)
+    return parts
+
+
+def receive(folder: Path, name: str, delta_dir: Path) -> None:
+    """The delta folder ``send`` cut into parts under ``folder``, whole again in ``delta_dir``."""
+    import io
+    import tarfile
+
+    from webworld.fsio import replace_dir, staging_dir
+
+    parts = sorted(folder.glob(f"{name}.delta.tar.part-*"))
+    if not parts:
+        raise SystemExit(f"{folder}: no parts {name}.delta.tar.part-* (was --bring-back {name} "
+                         "in the device call?)")
+    with staging_dir(delta_dir) as tmp:
+        data = b"".join(part.read_bytes() for part in parts)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(tmp, filter="data")
+        if not (tmp / WEIGHTS).is_file():
+            raise SystemExit(f"{folder}: the parts of {name} hold no {WEIGHTS}")
+        replace_dir(tmp, delta_dir)
+
+
+def _suffix(index: int) -> str:
+    return chr(ord("a") + index // 26) + chr(ord("a") + index % 26)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -97,8 +147,22 @@ def main() -> None:
     applying = commands.add_parser("apply", help="the run's model again, from base and delta")
     applying.add_argument("delta", type=Path)
     applying.add_argument("run", type=Path, help="where the run's model/ and summary go")
+    sending = commands.add_parser("send", help="a delta folder in parts a call brings back")
+    sending.add_argument("delta", type=Path)
+    sending.add_argument("out", type=Path)
+    sending.add_argument("--name", required=True)
+    receiving = commands.add_parser("receive", help="the delta folder again, from its parts")
+    receiving.add_argument("folder", type=Path, help="a device call's files_at folder")
+    receiving.add_argument("name")
+    receiving.add_argument("delta", type=Path)
     args = parser.parse_args()
-    if args.command == "pack":
+    if args.command == "send":
+        parts = send(args.delta, args.out, args.name)
+        print(f"{args.delta}: {len(parts)} parts in {args.out}")
+    elif args.command == "receive":
+        receive(args.folder, args.name, args.delta)
+        print(f"{args.delta}: joined")
+    elif args.command == "pack":
         if not (args.run / "model" / "config.json").is_file():
             raise SystemExit(f"{args.run}: no trained model (model/config.json) to pack")
         count = pack(args.run, args.out, args.base)

@@ -152,5 +152,7 @@ SFT on more worlds (experiments/data_scale.py first: it packs gpu_kit/scale-data
      --gguf-parts, --budget <the device time left, less a minute>
 Then here: .venv/bin/python experiments/data_scale.py --from-device <the call's files_at>
 (One run for longer at a GPU's batch: --scale-runs sft-scale-aug --sft-epochs 3 --sft-batch 32,
-and a record and page of its own here: --record experiments/results/data-scale-2 --doc ...)
+and a record and page of its own here: --record experiments/results/data-scale-2 --doc ...;
+--bring-back sft-scale-aug sends its weights back in parts, which data_scale.py --from-device
+puts in gpu_kit/sft-scale-aug-delta: a later lease carries it as --sft-delta and starts RL there.)
 NEXT

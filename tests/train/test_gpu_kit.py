@@ -163,12 +163,14 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     with tarfile.open(extra, "w:xz") as tar:
         for part in ("manifest.json", "sft"):
             tar.add(kit / "data" / part, arcname=part)
-    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "scale", "--extra-data", str(extra))
+    results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "scale", "--extra-data", str(extra),
+                      "--bring-back", "sft-scale-aug")
     runs = ("sft-scale", "sft-scale-aug")
     assert [s["stage"] for s in results["stages"]] == [
         "python and torch", *(f"sft {r}" for r in runs),
         *(f"eval {r} on {suite}" for suite in ("held-out", "training worlds") for r in runs),
-        *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved"))]
+        *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved")),
+        "bring back sft-scale-aug: delta", "bring back sft-scale-aug: parts"]
     sfts = [s for s in results["stages"] if s["stage"].startswith("sft")]
     assert all("--extra-data" in s["command"] and "--max-steps 2" in s["command"] for s in sfts)
     assert "--vary-values" in sfts[1]["command"] and "--vary-values" not in sfts[0]["command"]
@@ -179,6 +181,19 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     assert summary["train_chats"] == 2 * chats  # the kit's and the extra export's
     assert {f"eval/{kind}-{r}.jsonl" for kind in ("heldout", "train") for r in runs} <= names
     assert {f"eval/turns-{r}-moved.json" for r in runs} <= names
+    # the run trained there comes back in parts, and is the same model here once applied
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from policy_delta import apply, receive
+
+    from webworld.train.models import load_policy
+
+    assert list((tmp_path / "out").glob("sft-scale-aug.delta.tar.part-*"))
+    receive(tmp_path / "out", "sft-scale-aug", tmp_path / "delta")
+    apply(tmp_path / "delta", tmp_path / "here")
+    there, _ = load_policy(str(tmp_path / "work" / "sft-scale-aug" / "model"))
+    here, _ = load_policy(str(tmp_path / "here" / "model"))
+    for (name, a), b in zip(there.state_dict().items(), here.state_dict().values(), strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-3, msg=name)  # fp16 in transit
 
 
 def test_the_scaled_sft_takes_the_recipes_steps_or_the_epochs_asked(kit: Path) -> None:
