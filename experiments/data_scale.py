@@ -110,21 +110,18 @@ def world_count(data: Path) -> int:
     return len(json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"])
 
 
-def import_call(device: Path, record: Path, work: Path) -> None:
+def import_call(device: Path, record: Path, work: Path, deltas: Path) -> None:
     """The device call's results into the record, beside what the CPU stages recorded; a run
-    it brought back (``gpu_run.py --bring-back``) as its delta in gpu_kit/ (for the next
+    it brought back (``gpu_run.py --bring-back``) as its delta in ``deltas`` (for the next
     lease to carry) and as a model folder in the work folder."""
     from learning_gpu import import_call as import_results
-    from policy_delta import apply, receive
+    from policy_delta import apply, receive_all
 
     import_results(device, record)
     keep_record(work, record, RECORDED)
-    for name in SCALE_RUNS:
-        if list(device.glob(f"{name}.delta.tar.part-*")):
-            delta = ROOT / "gpu_kit" / f"{name}-delta"
-            receive(device, name, delta)
-            apply(delta, work / name)
-            print(f"{name}: brought back, {rel(delta)} and {rel(work / name / 'model')}")
+    for name, delta in receive_all(device, deltas).items():
+        apply(delta, work / name)
+        print(f"{name}: its model in {rel(work / name / 'model')}")
 
 
 def sft_line(record: Path, name: str) -> str:
@@ -199,9 +196,11 @@ def main() -> None:
     parser.add_argument("--table-only", action="store_true", help="the page from the record")
     parser.add_argument("--record", type=Path, default=RECORD)
     parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument("--deltas", type=Path, default=ROOT / "gpu_kit",
+                        help="where the policies a call brought back go, as <run>-delta/")
     args = parser.parse_args()
     if args.from_device:
-        import_call(args.from_device, args.record, args.work)
+        import_call(args.from_device, args.record, args.work, args.deltas)
     elif not args.table_only:
         args.work.mkdir(parents=True, exist_ok=True)
         prepare(args.work, Stages(args.work))

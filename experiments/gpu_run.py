@@ -435,14 +435,16 @@ BRING_BACK_S = 90  # packing a SmolLM2 delta (two model loads and a save) and cu
 
 
 def bring_back(run: Run, name: str) -> None:
-    """The SFT run ``name`` of the work folder, as its difference from the base cut into parts
-    in ``--out`` (experiments/policy_delta.py), so it outlives the lease: here it is applied
-    to the base again (`policy_delta.py receive`, then `apply`)."""
-    if not finished(run.work / name):
+    """The policy of run ``name`` of the work folder (SFT, or RL at its last checkpoint), as
+    its difference from the base cut into parts in ``--out`` (experiments/policy_delta.py),
+    so it outlives the lease: here it is applied to the base again (`policy_delta.py
+    receive`, then `apply`), and a later lease can start from it."""
+    policy, _ = rl_policy(run.work / name)
+    if policy is None:
         return
     delta = run.work / f"back-{name}"
     script = str(ROOT / "experiments" / "policy_delta.py")
-    if run.stage(f"bring back {name}: delta", [sys.executable, script, "pack", str(run.work / name),
+    if run.stage(f"bring back {name}: delta", [sys.executable, script, "pack", str(policy.parent),
                                                str(delta), "--base", run.model]) == 0:
         run.stage(f"bring back {name}: parts", [sys.executable, script, "send", str(delta),
                                                 str(run.out), "--name", name])
@@ -527,8 +529,9 @@ def main() -> None:
                              "recipe's steps at batch 8)")
     parser.add_argument("--sft-batch", type=int, default=8, help="scale: with --sft-epochs")
     parser.add_argument("--bring-back", nargs="*", default=[],
-                        help="SFT runs of the work folder (e.g. sft-scale-aug) to send back as "
-                             "their delta in parts (a call brings back 8 files: one run fits)")
+                        help="runs of the work folder (SFT, e.g. sft-scale-aug, or RL, e.g. "
+                             "rl-progress-s0) to send back as their policy's delta in parts (a "
+                             "call brings back 8 files: one run fits)")
     parser.add_argument("--rounds", type=int, default=3, help="dagger: rounds of corrections")
     parser.add_argument("--kit", type=Path, default=None,
                         help="a folder or its .tar.xz; default: gpu_kit (kit), gpu_kit/learning "

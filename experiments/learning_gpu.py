@@ -209,9 +209,14 @@ def main() -> None:
                              "results.tar.gz)")
     parser.add_argument("--record", type=Path, default=RECORD)
     parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument("--deltas", type=Path, default=ROOT / "gpu_kit",
+                        help="where the policies a call brought back go, as <run>-delta/")
     args = parser.parse_args()
     if args.from_device:
+        from policy_delta import receive_all
+
         import_call(args.from_device, args.record)
+        receive_all(args.from_device, args.deltas)  # runs the call brought back
     write_page(args.record, args.doc)
 
 

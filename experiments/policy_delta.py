@@ -133,6 +133,17 @@ def receive(folder: Path, name: str, delta_dir: Path) -> None:
         replace_dir(tmp, delta_dir)
 
 
+def receive_all(folder: Path, kit: Path) -> dict[str, Path]:
+    """Every run a device call brought back (``gpu_run.py --bring-back``), received into
+    ``kit/<name>-delta`` for a later lease to carry (``--sft-delta``): name -> delta folder."""
+    names = sorted(p.name.split(".delta.tar.part-")[0]
+                   for p in folder.glob("*.delta.tar.part-aa"))
+    for name in names:
+        receive(folder, name, kit / f"{name}-delta")
+        print(f"{name}: brought back to {kit / f'{name}-delta'}")
+    return {name: kit / f"{name}-delta" for name in names}
+
+
 def _suffix(index: int) -> str:
     return chr(ord("a") + index // 26) + chr(ord("a") + index % 26)
 

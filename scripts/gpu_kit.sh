@@ -139,6 +139,9 @@ The learning runs instead of 2 (RL and evals in one call of 10 minutes):
          --sft-delta /tmp/kit/sft-delta --seeds 0 1 2 --skip zero-shot --eval-reserve <left> \
          --budget <the device time left, less a minute> --out "$OUT"
 Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>
+RL across leases: --bring-back rl-progress-s0 (one run a call) sends that run's policy back in
+parts; the import puts it in gpu_kit/rl-progress-s0-delta, which a later lease carries as
+--sft-delta (RL goes on from it, with a fresh optimiser).
 Rounds of corrections (DAgger) instead of RL: in 3 and 4, --plan dagger --rounds 3 in place of
 --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot (a round there: an eval of the training worlds, an SFT
 epoch, a held-out eval); its results.tar.gz holds eval/, data-r*/ and dagger-r*/ (no page yet).

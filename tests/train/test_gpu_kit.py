@@ -90,7 +90,8 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
         for part in ("worlds", "data", "heldout"):
             archive.add(tmp_path / "kit" / part, part)
     results = gpu_run(tmp_path / "kit.tar.xz", tmp_path, "--plan", "learning", "--seeds", "1",
-                      "2", "--rl-lr", "3e-4")  # tiny's own rate is 1e-4
+                      "2", "--rl-lr", "3e-4",  # tiny's own rate is 1e-4
+                      "--bring-back", "rl-progress-s2")  # an RL policy outlives the lease
     runs = [f"(progress reward, seed {s}, 2 batches)" for s in (1, 2)] + \
         [f"(success reward, seed {s}, 2 batches)" for s in (1, 2)]
     # the training worlds first (what RL adds there is the question), then held-out
@@ -101,7 +102,9 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
         *(f"rl {r} seed {s}" for s in (1, 2) for r in ("progress", "success")),
         "eval zero shot on held-out",
         "eval after SFT, ids relabelled on training worlds",
-        "eval after SFT, ids relabelled on held-out", *evals]
+        "eval after SFT, ids relabelled on held-out", *evals,
+        "bring back rl-progress-s2: delta", "bring back rl-progress-s2: parts"]
+    assert list((tmp_path / "out").glob("rl-progress-s2.delta.tar.part-*"))
     assert [len(results["rl"][run]) for run in ("progress s1", "success s1", "success s2")] == \
         [2, 2, 2]
     assert all(results["eval"].values())
@@ -115,8 +118,10 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     page = tmp_path / "learning_on_gpu.md"
     done = subprocess.run([sys.executable, "experiments/learning_gpu.py", "--from-device",
                            str(tmp_path / "out"), "--record", str(tmp_path / "record"), "--doc",
-                           str(page)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           str(page), "--deltas", str(tmp_path / "deltas")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "deltas" / "rl-progress-s2-delta" / "delta.safetensors").is_file()
     text = page.read_text()
     assert "not run yet" not in text and "still running" not in text
     # RL practised the tasks its training-world evals score (their worlds, from its config)
