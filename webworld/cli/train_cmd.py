@@ -61,10 +61,9 @@ def sft_cmd(
         given = {"epochs": epochs, "min_steps": min_steps, "learning_rate": learning_rate,
                  "train_layers": train_layers}
         settings = SFTSettings(data=data, extra_data=extra_data, model=model, out=run_dir,
-                               batch_size=batch_size,
-                               max_length=max_length, max_steps=max_steps, seed=seed,
-                               device=device, relabel_ids=relabel_ids, vary_values=vary_values,
-                               move_choices=move_choices,
+                               batch_size=batch_size, max_length=max_length, max_steps=max_steps,
+                               seed=seed, device=device, relabel_ids=relabel_ids,
+                               vary_values=vary_values, move_choices=move_choices,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"

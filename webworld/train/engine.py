@@ -71,6 +71,10 @@ class SamplingSettings:
     # static on a GPU, dynamic on a CPU (the CPU runs so far were made with it)
     cache: str = "auto"
 
+    def __post_init__(self) -> None:
+        if self.cache not in ("auto", "static", "dynamic"):
+            raise ValueError(f"cache must be auto, static or dynamic, not {self.cache!r}")
+
 
 class TransformersEngine:
     """Samples with a transformers causal LM in this process."""
@@ -149,10 +153,9 @@ class TransformersEngine:
             if shared else DynamicCache(config=self.model.config)
         logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions,
                             cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1, :]
-        static = self._static_cache(device)
         decoder = StaticDecoder(self.model, cache, attention, positions[:, -1:],
                                 self.settings.max_new_tokens, graph=device.type == "cuda") \
-            if static else None
+            if self._static_cache(device) else None
         stops = torch.tensor(self.stop_ids, device=device)
         done = torch.zeros(rows, dtype=torch.bool, device=device)
         tokens, logps = [], []
@@ -176,10 +179,8 @@ class TransformersEngine:
         return self._collect(prompts, torch.stack(tokens, 1).cpu(), torch.stack(logps, 1).cpu())
 
     def _static_cache(self, device: torch.device) -> bool:
-        if self.settings.cache not in ("auto", "static", "dynamic"):
-            raise ValueError(f"cache must be auto, static or dynamic, not {self.settings.cache!r}")
-        return self.settings.cache == "static" or (self.settings.cache == "auto"
-                                                   and device.type == "cuda")
+        cache = self.settings.cache
+        return cache == "static" or (cache == "auto" and device.type == "cuda")
 
     def _pick(self, logits: torch.Tensor, generator: torch.Generator
               ) -> tuple[torch.Tensor, torch.Tensor]:
