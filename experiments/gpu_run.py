@@ -397,10 +397,10 @@ def scale_budget(args: argparse.Namespace, data: Path, smoke: bool) -> list[str]
 def scale_plan(run: Run) -> None:
     """experiments/data_scale.py's question, does SFT read new sites better from more worlds:
     SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
-    instances), the same optimiser steps as learning.py's recipe on its export alone, with ids
-    relabelled (``sft-scale``) and with all three augmentations (``sft-scale-aug``), side by
-    side; then each policy on the held-out worlds, the validation turns and the training
-    worlds. Every stage resumes, as learning_plan's."""
+    instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``) and with all
+    three augmentations (``sft-scale-aug``), side by side (``--scale-runs``: which); then
+    each policy on the held-out worlds, the training worlds and the validation turns (as
+    exported, ids renumbered, named choices moved). Every stage resumes, as learning_plan's."""
     from data_scale import SCALE_RUNS, TURN_VARIANTS
     from learning import TURNS_SAMPLE, training_subset
 
