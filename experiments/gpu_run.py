@@ -10,9 +10,9 @@ Every stage runs within a share of ``--budget`` (a device call may run 10 minute
 its limit is killed and the run goes on (an RL run cut short is evaluated at its last
 checkpoint, and the success-only run gets as many batches as that checkpoint learnt from).
 
-    bash scripts/gpu_kit.sh                               # here: the kit (wheels, worlds, weights)
-    python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa \\
-        gpu_kit/smollm2/part-ab gpu_kit/smollm2/part-ac --out "$OUT"   # there (scripts/gpu_kit.sh)
+    bash scripts/gpu_kit.sh         # here: the kit (wheels, worlds, weights) and the device calls
+    python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts \\
+        /tmp/kit/smollm2/part-* --kit /tmp/kit --out "$OUT"   # there (scripts/carry_plan.py)
     .venv/bin/python experiments/gpu_run.py --smoke --kit DIR --out DIR   # CPU, tiny, seconds
 
 The device has torch, transformers and rich but not the rest of webworld's needs: ``--wheels``

@@ -4,7 +4,7 @@
 # venv runs, in .whl/; a few built worlds with their fast-env snapshots and their compact SFT
 # export, and the SmolLM2 weights cut in three parts (a call carries at most 64 MiB), in gpu_kit/.
 # Both folders are git-ignored. Idempotent: what is there is kept.
-#   bash scripts/gpu_kit.sh            then, on the device, the two calls it prints
+#   bash scripts/gpu_kit.sh            then, on the device, the calls it prints
 #   bash scripts/gpu_kit.sh learning   also experiments/learning.py's worlds and export (its
 #                                      build stages: about 80 minutes on 2 cores), for
 #                                      `gpu_run.py --plan learning`
@@ -96,66 +96,33 @@ if [ "${1:-}" = learning ] && [ ! -f "$kit/learning.tar.xz" ]; then
 fi
 
 # the CPU's SFT run of record (learning.py's sft-relabel), where it has finished, as its
-# difference from SmolLM2 (57 MB of tensors, a call of its own; its small files, 3.6 MB, ride
-# with the last weights part): the device then starts RL from it
+# difference from SmolLM2 (57 MB of tensors): the device then starts RL from it
 sft=runs/learning/sft-relabel
 if [ "${1:-}" = learning ] && [ -f "$sft/model/config.json" ] && [ ! -f "$kit/sft-delta/delta.json" ]; then
     $py experiments/policy_delta.py pack "$sft" "$kit/sft-delta"
-    rm -rf "$kit/sft-delta-small" && mkdir -p "$kit/sft-delta-small"
-    find "$kit/sft-delta" -type f ! -name delta.safetensors -exec cp {} "$kit/sft-delta-small/" \;
 fi
 
-# the weights in parts that ride beside the rest: a call carries at most 64 MiB (67.1 MB),
-# the repo's own files (8 MB, and growing: check the sums) included
+# the weights in parts (scripts/carry_plan.py packs them with the rest into calls that fit)
 if [ ! -f "$kit/smollm2/part-ac" ]; then
     gguf=$($py -c "from webworld.train.models import smollm2_gguf; print(smollm2_gguf())")
     rm -rf "$kit/smollm2" && mkdir -p "$kit/smollm2"
     split -b 49000000 "$gguf" "$kit/smollm2/part-"
 fi
 du -sh .whl "$kit" "$kit/smollm2"
-cat <<'NEXT'
-On the device, calls in a row while the machine is warm (a call carries at most 64 MiB; send
-each within 30 s of the last answer, or the machine goes back with what they left on it):
-  1. carry ["gpu_kit/smollm2/part-aa", "gpu_kit/wheels.tar.xz"]:
-     mkdir -p /tmp/kit && cp gpu_kit/smollm2/part-aa gpu_kit/wheels.tar.xz /tmp/kit/
-  2. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/worlds",
-            "gpu_kit/data", "gpu_kit/bench"]:
-     python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa \
-         gpu_kit/smollm2/part-ab gpu_kit/smollm2/part-ac --out "$OUT"
-The learning runs instead of 2 (RL and evals in one call of 10 minutes):
-  2. where gpu_kit/sft-delta exists (the CPU's SFT run; without it SFT runs there, 276 s,
-     and 2, the cp of 3 and --sft-delta are left out):
-     carry ["gpu_kit/sft-delta/delta.safetensors"]:
-     mkdir -p /tmp/kit/sft-delta && cp gpu_kit/sft-delta/delta.safetensors /tmp/kit/sft-delta/
-  3. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/learning.tar.xz",
-            "gpu_kit/sft-delta-small"]:
-     cp gpu_kit/sft-delta-small/* /tmp/kit/sft-delta/ && python3 experiments/gpu_run.py \
-         --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa gpu_kit/smollm2/part-ab \
-         gpu_kit/smollm2/part-ac --plan learning --kit gpu_kit/learning.tar.xz \
-         --sft-delta /tmp/kit/sft-delta --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot \
-         --eval-reserve 120 --budget 540 --out "$OUT"
-  4. with the device time left, carry nothing: the evals go on where 3 cut them
-     python3 experiments/gpu_run.py --plan learning --kit gpu_kit/learning.tar.xz \
-         --sft-delta /tmp/kit/sft-delta --seeds 0 1 2 --skip zero-shot --eval-reserve <left> \
-         --budget <the device time left, less a minute> --out "$OUT"
-Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>
-RL across leases: --bring-back rl-progress-s0 (one run a call) sends that run's policy back in
-parts; the import puts it in gpu_kit/rl-progress-s0-delta, which a later lease carries as
---sft-delta (RL goes on from it, with a fresh optimiser).
-Rounds of corrections (DAgger) instead of RL: in 3 and 4, --plan dagger --rounds 3 in place of
---rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot (a round there: an eval of the training worlds, an SFT
-epoch, a held-out eval); its results.tar.gz holds eval/, data-r*/ and dagger-r*/ (no page yet).
-SFT on more worlds (experiments/data_scale.py first: it packs gpu_kit/scale-data.tar.xz), after 1:
-  2. carry ["gpu_kit/smollm2/part-ab", "gpu_kit/smollm2/part-ac", "gpu_kit/learning.tar.xz",
-            "gpu_kit/scale-data.tar.xz"]:
-     python3 experiments/gpu_run.py --wheels /tmp/kit/wheels.tar.xz --gguf-parts /tmp/kit/part-aa \
-         gpu_kit/smollm2/part-ab gpu_kit/smollm2/part-ac --plan scale --kit gpu_kit/learning.tar.xz \
-         --extra-data gpu_kit/scale-data.tar.xz --eval-reserve 150 --budget 540 --out "$OUT"
-  3. with the device time left, carry nothing: the same command without --wheels and
-     --gguf-parts, --budget <the device time left, less a minute>
-Then here: .venv/bin/python experiments/data_scale.py --from-device <the call's files_at>
-(One run for longer at a GPU's batch: --scale-runs sft-scale-aug --sft-epochs 3 --sft-batch 32,
-and a record and page of its own here: --record experiments/results/data-scale-2 --doc ...;
---bring-back sft-scale-aug sends its weights back in parts, which data_scale.py --from-device
-puts in gpu_kit/sft-scale-aug-delta: a later lease carries it as --sft-delta and starts RL there.)
-NEXT
+
+# the device calls: a call carries at most 64 MiB with the repo's own files, so which kit file
+# rides in which call is computed (scripts/carry_plan.py); other runs: the same script with
+# other gpu_run.py flags, e.g. --plan dagger --rounds 3, or --plan scale --kit
+# gpu_kit/learning.tar.xz --extra-data gpu_kit/scale-data.tar.xz (experiments/data_scale.py
+# packs it), --bring-back RUN to send a trained policy back
+echo "On the device, these calls in a row while the machine is warm (send each within 30 s"
+echo "of the last answer, or the machine goes back with what they left on it):"
+if [ "${1:-}" = learning ]; then
+    delta=(); [ -f "$kit/sft-delta/delta.json" ] && delta=(--sft-delta "$kit/sft-delta")
+    $py scripts/carry_plan.py --plan learning --kit "$kit/learning.tar.xz" "${delta[@]}" \
+        --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540
+    echo "Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>"
+else
+    $py scripts/carry_plan.py --carry "$kit/worlds" --carry "$kit/data" --carry "$kit/bench" \
+        --kit "$kit" --budget 540
+fi
