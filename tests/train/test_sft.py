@@ -240,3 +240,6 @@ def test_extra_exports_add_training_chats_in_the_same_observation_mode(
     with pytest.raises(UsageError, match="observation mode is 'compact'") as mixed:
         run_sft(settings(export, tmp_path / "mixed", extra_data=[compact]), progress=False)
     assert mixed.value.where == str(compact / "manifest.json")
+    with pytest.raises(UsageError, match="no SFT train split"):
+        run_sft(settings(export, tmp_path / "none", extra_data=[tmp_path / "nothing"]),
+                progress=False)

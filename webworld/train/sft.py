@@ -199,11 +199,12 @@ def training_chats(settings: SFTSettings) -> list[list[dict[str, str]]]:
     chats = read_split(settings.data, "train")
     mode = export_observation(settings.data)
     for extra in settings.extra_data:
+        more = read_split(extra, "train")  # an export at all, first
         if export_observation(extra) != mode:
             raise UsageError(f"this export's observation mode is {export_observation(extra)!r}, "
                              f"the first's ({settings.data}) {mode!r}: export both in one mode",
                              str(Path(extra) / "manifest.json"))
-        chats += read_split(extra, "train")
+        chats += more
     return chats
 
 
