@@ -1,5 +1,5 @@
-"""Does SFT read new sites better from more worlds? learning.py's export (30 worlds, 2 task
-instances each) plus 30 more worlds of the same themes and profiles at new seeds, 4 task
+"""Does SFT read new sites better from more worlds? learning.py's export (30 worlds, 24 of
+them for training, 2 task instances per task) plus 30 more worlds of the same themes and profiles at new seeds, 4 task
 instances each (more values and choices per task), for SFT from SmolLM2 with the same optimiser
 steps as learning.py's recipe on its export alone: the data grows, the compute does not. Two
 runs side by side on a GPU, ids relabelled (``sft-scale``) and with values varied and choices
@@ -8,15 +8,16 @@ ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluat
 lease. Writes docs/learning_scale.md.
 
     .venv/bin/python experiments/data_scale.py          # here: the worlds, export and kit part
-    (on a lent device, the calls `bash scripts/gpu_kit.sh scale` prints: gpu_run.py --plan scale)
+    python3 scripts/carry_plan.py --plan scale --kit gpu_kit/learning.tar.xz \
+        --extra-data gpu_kit/scale-data.tar.xz          # the device calls (gpu_run.py there)
     .venv/bin/python experiments/data_scale.py --from-device DIR   # a call's files_at folder
     .venv/bin/python experiments/data_scale.py --table-only        # the page from the record
 
 A later lease's runs (more epochs at a GPU's batch: gpu_run.py --scale-runs sft-scale-aug
 --sft-epochs 3 --sft-batch 32) go to a record and page of their own (--record, --doc).
 
-The builds take about 40 minutes on 2 cores (side by side). Every stage is skipped when its
-output is there: rerun after a kill.
+The builds took 564 and 548 s side by side on 2 cores (this script runs them one after the
+other). Every stage is skipped when its output is there: rerun after a kill.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ LABELS = {"sft-scale": "more worlds, ids relabelled",
           "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved"}
 RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json")
 # the validation turns as exported, with ids renumbered, with named choices moved
-# (learning.py's names; the device's plan asks the first, a call after it the other two)
+# (learning.py's names for its rows)
 TURN_VARIANTS = {"": [], "-relabelled": ["--relabel-ids"], "-moved": ["--move-choices"]}
 ASKED = {"": "as exported", "-relabelled": "ids relabelled", "-moved": "named choices moved"}
 
