@@ -1,7 +1,8 @@
 """Does SFT read new sites better from more worlds? learning.py's export (30 worlds, 24 of
-them for training, 2 task instances per task) plus 30 more worlds of the same themes and profiles at new seeds, 4 task
-instances each (more values and choices per task), for SFT from SmolLM2 with the same optimiser
-steps as learning.py's recipe on its export alone: the data grows, the compute does not. Two
+them for training, 2 task instances per task) plus 30 more worlds of the same themes and
+profiles at new seeds, 4 task instances each (more values and choices per task), for SFT from
+SmolLM2 with the same optimiser steps as learning.py's recipe on its export alone: the data
+grows, the compute does not. Two
 runs side by side on a GPU, ids relabelled (``sft-scale``) and with values varied and choices
 moved besides (``sft-scale-aug``); each on the held-out worlds, 160 validation turns and the
 ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluated on a GPU
