@@ -190,16 +190,12 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
 
 
 def main() -> None:
+    from learning_gpu import device_options
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", type=Path, default=WORK)
-    parser.add_argument("--from-device", type=Path, default=None,
-                        help="a gpu_run.py --plan scale call's files (gpu_results.json, "
-                             "results.tar.gz)")
     parser.add_argument("--table-only", action="store_true", help="the page from the record")
-    parser.add_argument("--record", type=Path, default=RECORD)
-    parser.add_argument("--doc", type=Path, default=DOC)
-    parser.add_argument("--deltas", type=Path, default=ROOT / "gpu_kit",
-                        help="where the policies a call brought back go, as <run>-delta/")
+    device_options(parser, "scale", RECORD, DOC)
     args = parser.parse_args()
     if args.from_device:
         import_call(args.from_device, args.record, args.work, args.deltas)

@@ -202,15 +202,21 @@ def write_page(record: Path, doc: Path) -> None:
     print(f"wrote {doc}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def device_options(parser: argparse.ArgumentParser, plan: str, record: Path, doc: Path) -> None:
+    """The options of a page made from a device call's files: the call, the record, the page,
+    and where the policies it brought back go."""
     parser.add_argument("--from-device", type=Path, default=None,
-                        help="a gpu_run.py --plan learning call's files (gpu_results.json, "
+                        help=f"a gpu_run.py --plan {plan} call's files (gpu_results.json, "
                              "results.tar.gz)")
-    parser.add_argument("--record", type=Path, default=RECORD)
-    parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument("--record", type=Path, default=record)
+    parser.add_argument("--doc", type=Path, default=doc)
     parser.add_argument("--deltas", type=Path, default=ROOT / "gpu_kit",
                         help="where the policies a call brought back go, as <run>-delta/")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    device_options(parser, "learning", RECORD, DOC)
     args = parser.parse_args()
     if args.from_device:
         from policy_delta import receive_all
