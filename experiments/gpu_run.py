@@ -285,6 +285,13 @@ class Run:
         name = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
         self.side_by_side([], [Eval(label, f"hf:{policy}", suite, name)], limit_s)
 
+    def training_worlds(self) -> Path:
+        """The ten training worlds learning.py's evals score (two in a smoke run), linked."""
+        from learning import training_subset  # experiments/: stdlib only
+
+        return training_subset(self.args.kit / "worlds", self.args.kit / "data",
+                               self.work / "train-worlds", 2 if self.smoke else 10)
+
     def max_new_tokens(self) -> list[str]:
         return ["--max-new-tokens", "8" if self.smoke else "64"]  # the tiny policy's are random
 
@@ -352,14 +359,12 @@ def dagger_plan(run: Run) -> None:
     evaluates the new policy on the held-out worlds. On a CPU a round took about 75 minutes
     (docs/learning_corrections.md); here a few. Every stage resumes, as learning_plan's."""
     from corrections import SFT_FLAGS
-    from learning import training_subset
 
     args, policy = run.args, start_sft(run)
     if not finished(policy):
         return
     data = args.kit / "data"
-    worlds = training_subset(args.kit / "worlds", data, run.work / "train-worlds",
-                             2 if run.smoke else 10)
+    worlds = run.training_worlds()
     episodes: list[Path] = []
     for r in range(1, args.rounds + 1):
         played = Eval(f"round {r - 1} policy on training worlds", f"hf:{policy / 'model'}",
@@ -402,7 +407,7 @@ def scale_plan(run: Run) -> None:
     each policy on the held-out worlds, the training worlds and the validation turns (as
     exported, ids renumbered, named choices moved). Every stage resumes, as learning_plan's."""
     from data_scale import SCALE_RUNS, TURN_VARIANTS
-    from learning import TURNS_SAMPLE, training_subset
+    from learning import TURNS_SAMPLE
 
     args = run.args
     data = args.kit / "data"
@@ -417,8 +422,7 @@ def scale_plan(run: Run) -> None:
         run.runner.left() - reserve) for name, flags in runs.items() if not finished(sfts[name])])
     ready = {name: folder for name, folder in sfts.items() if finished(folder)}
     suites = [("held-out", "heldout", args.kit / "heldout"),
-              ("training worlds", "train", training_subset(
-                  args.kit / "worlds", data, run.work / "train-worlds", 2 if run.smoke else 10))]
+              ("training worlds", "train", run.training_worlds())]
     for suite, prefix, folder in suites:
         run.side_by_side([], [Eval(f"{name} on {suite}", f"hf:{sft / 'model'}", folder,
                                    f"{prefix}-{name}") for name, sft in ready.items()],
@@ -461,16 +465,15 @@ def learning_plan(run: Run) -> None:
     the next call on a warm machine goes on where this one stopped; ``--until sft`` stops
     after the SFT. The work folder is laid out as learning.py's: its results, packed, make
     the page of `experiments/learning_gpu.py --from-device`."""
-    from learning import rl_flags, rl_worlds, training_subset  # experiments/: stdlib only
+    from learning import rl_flags, rl_worlds  # experiments/: stdlib only
 
     args = run.args
-    worlds, data, heldout = args.kit / "worlds", args.kit / "data", args.kit / "heldout"
+    heldout = args.kit / "heldout"
     sft = start_sft(run)
     atomic_write_text(run.work / "rl-start.txt", f"{sft.name}\n")
     if args.until == "sft" or not finished(sft):
         return  # cut at its limit: the next call goes on from its checkpoint
-    suites = {"training worlds": ("train", training_subset(
-        worlds, data, run.work / "train-worlds", 2 if run.smoke else 10))}
+    suites = {"training worlds": ("train", run.training_worlds())}
     if (heldout / "sites").is_dir():
         suites["held-out"] = ("heldout", heldout)
 
