@@ -177,6 +177,8 @@ ERROR_CODES: tuple[str, ...] = (
     "bad_value",     # an option, key, text or slider value the element does not take
     "covered",       # another element lies over it (an overlay, an open menu)
     "browser",       # the browser refused the action for another reason
+    "navigation",    # the action's next page did not come (a load past its deadline, a
+                     # swap the server never answered); the page shown is the one left
 )
 
 

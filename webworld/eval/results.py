@@ -22,7 +22,8 @@ from webworld.errors import UsageError
 
 Z95 = 1.959963984540054
 # why a failed episode failed (first match wins; see failure_reason)
-ERROR_LABELS = {"syntax": "unparsable reply", "unknown_id": "unknown id", "policy": "policy error"}
+ERROR_LABELS = {"syntax": "unparsable reply", "unknown_id": "unknown id", "policy": "policy error",
+                "navigation": "page did not load"}
 
 
 def failure_reason(*, success: bool, terminated: bool, truncated: bool,

@@ -134,11 +134,23 @@ class LivePage:
                 raise
             return PageResult(await self.tab.observe(screenshot=self.screenshot), error=refused)
         except NavigationError as exc:
-            raise await self._gone(exc) from None
+            gone = await self._gone(exc)
+            if gone is not exc:
+                raise gone from None
+            return await self._not_loaded(exc)
         if not outcome.navigated:
             return PageResult(await self.tab.observe(screenshot=self.screenshot))
         state, seen = await asyncio.gather(self._state(), self.tab.observe(screenshot=self.screenshot))
         return PageResult(seen, state=state)
+
+    async def _not_loaded(self, exc: NavigationError) -> PageResult:
+        """An action whose next page did not come while the server is up (a load past its
+        deadline on a loaded machine, a swap whose answer was lost): the step reports it and
+        the episode goes on from the page the browser shows, at the server's true state.
+        A long RL run is not ended by one slow page."""
+        state, seen = await asyncio.gather(self._state(),
+                                           self.tab.observe(screenshot=self.screenshot))
+        return PageResult(seen, state=state, error=ActionRefused("navigation", str(exc)))
 
     async def _state(self) -> State:
         assert self.world is not None
