@@ -50,7 +50,11 @@ Playwright and Chromium, opening the contexts, replaying, closing):
    Extra verifier rows: ``ReplayConfig(reuse_screenshots=False)`` at each number of
    contexts (every step's screenshot captured, no cache: what the run's
    ``ScreenshotCache`` saves) and ``ReplayConfig(screenshots=False)`` at 4 contexts:
-   what screenshots cost. ``PNG MB``: the screenshots the run wrote. 1b: the speed-up
+   what screenshots cost. An extra bare row at 1 and 4 contexts, ``with page.screenshot()``:
+   the bare script also takes Playwright's PNG screenshot of the viewport before each
+   gesture, as a plain data-collecting script would (the verifier's screenshot per gesture,
+   without its cache); its ratio column is the verifier's wall over this run's. ``PNG MB``:
+   the screenshots the run wrote. 1b: the speed-up
    from more contexts, and ``verifier rate / bare rate`` (= bare wall / verifier wall:
    the verifier's speed as a fraction of bare Playwright's).
 2. Where the time goes, 1 context (so time spans do not overlap): the bare script and the
@@ -131,6 +135,7 @@ FULL = {"caps": {"max_shortest": 2, "max_longer": 0, "max_instances": 3}, "per_w
 QUICK = {"caps": {"max_shortest": 1, "max_longer": 0, "max_instances": 2}, "per_world": 8,
          "contexts": [1, 4]}
 SCREENSHOTS_OFF_CONTEXTS = 4
+BARE_SHOTS_CONTEXTS = (1, 4)      # the bare script with page.screenshot() before each gesture
 MEMORY_CONTEXTS = [0, 1, 2, 4, 8]
 MEMORY_SETTLE_S = 1.0
 WARMUP_PER_WORLD = 2
@@ -317,8 +322,9 @@ async def next_page(page: Page, transition: str):  # type: ignore[no-untyped-def
 
 
 async def bare_candidate(page: Page, world: World, cand: dict[str, Any],
-                         timers: Timers | None) -> int:
-    """Replay one candidate's gestures; the number of gestures done."""
+                         timers: Timers | None, shots: bool = False) -> int:
+    """Replay one candidate's gestures (with ``shots``, a screenshot before each); the
+    number of gestures done."""
     done = 0
     with span(timers, "open: goto + load"):
         await page.context.clear_cookies()
@@ -327,6 +333,8 @@ async def bare_candidate(page: Page, world: World, cand: dict[str, Any],
         for j, gui in enumerate(step["gui"]):
             planned = gestures(world.spec, step["page"], gui)
             for i, g in enumerate(planned):
+                if shots:
+                    await page.screenshot(type="png")
                 if j == len(step["gui"]) - 1 and i == len(planned) - 1:  # the trigger
                     with span(timers, "trigger: wait for the next page"):
                         async with next_page(page, world.spec.transition):
@@ -340,7 +348,7 @@ async def bare_candidate(page: Page, world: World, cand: dict[str, Any],
 
 
 async def bare_run(worlds: list[World], run: Run, progress: Callable[[], None],
-                   timers: Timers | None = None) -> None:
+                   timers: Timers | None = None, shots: bool = False) -> None:
     queue = [(w, c) for w in worlds for c in w.candidates]
     queue.reverse()
     run.on_goal = 0
@@ -351,7 +359,7 @@ async def bare_run(worlds: list[World], run: Run, progress: Callable[[], None],
             while queue:
                 world, cand = queue.pop()
                 try:
-                    done = await bare_candidate(page, world, cand, timers)
+                    done = await bare_candidate(page, world, cand, timers, shots)
                     run.actions += done  # not `+= await ...`: that loses updates across tasks
                     run.ok += 1
                     final = cand["steps"][-1]["expected"]["page"]
@@ -484,12 +492,13 @@ class Bench:
         return bar, lambda: bar.advance(task)
 
     def bare(self, contexts: int, timers: Timers | None = None,
-             worlds: list[World] | None = None) -> Run:
+             worlds: list[World] | None = None, shots: bool = False) -> Run:
         worlds = worlds or self.worlds
-        run = Run("bare", contexts, sum(len(w.candidates) for w in worlds))
-        bar, tick = self._bar(f"bare, {contexts} context(s)")
+        note = "with page.screenshot()" if shots else ""
+        run = Run("bare", contexts, sum(len(w.candidates) for w in worlds), note=note)
+        bar, tick = self._bar(f"bare{' ' + note if note else ''}, {contexts} context(s)")
         with bar:
-            return measured(run, lambda: bare_run(worlds, run, tick, timers))
+            return measured(run, lambda: bare_run(worlds, run, tick, timers, shots))
 
     def verifier(self, contexts: int, config: ReplayConfig = CONFIG, note: str = "") -> Run:
         self.count += 1
@@ -641,6 +650,9 @@ def throughput_table(pairs: list[tuple[Run, Run | None]], extra: list[Run],
     for run in extra:
         bare = bare_at.get(run.contexts)
         ver = verifier_at.get(run.contexts)
+        if run.kind == "bare":  # a bare script that also takes screenshots
+            row(run, f"verifier: {ver.wall / run.wall:.2f}x this" if ver else "-")
+            continue
         parts = [f"{run.wall / bare.wall:.2f}x"] if bare else []
         if ver:
             parts.append(f"(screenshots on: {ver.wall / run.wall:.2f}x this)")
@@ -776,6 +788,7 @@ def main(argv: list[str] | None = None) -> int:
                                 note="every screenshot captured") for n in mode["contexts"]]
         extra.append(bench.verifier(SCREENSHOTS_OFF_CONTEXTS, ReplayConfig(screenshots=False),
                                     note="screenshots off"))
+        extra += [bench.bare(n, shots=True) for n in BARE_SHOTS_CONTEXTS if n in mode["contexts"]]
         console.print(throughput_table([(bare_at[n], verifier_at[n]) for n in mode["contexts"]],
                                        extra, bare_at, verifier_at))
         for run in [r for pair in zip(bare_at.values(), verifier_at.values()) for r in pair] + \
