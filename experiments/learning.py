@@ -467,6 +467,8 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
         rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
         rows.append(f"| {sft_label(start)} | {rate.shown()} of {rate.episodes} |"
                     + " |" * len(seeds))
+    else:
+        rows.append(f"| {sft_label(start)} | not run yet |" + " |" * len(seeds))
     for reward in REWARDS:
         shown, values = [], []
         for seed in seeds:
@@ -503,6 +505,7 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
                 runs.append([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
                 going += not (path.parent / "model" / "config.json").is_file()
         if not runs:
+            lines.append(f"- {reward} reward: not run yet")
             continue
         length = min(len(r) for r in runs)
         success = [sum(r[i]["success_rate"] for r in runs) / len(runs) for i in range(length)]
@@ -518,9 +521,12 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
     axes[1].set(xlabel="rollout batch", ylabel="curriculum: steps before the goal",
                 title="where episodes start")
     for ax in axes:
-        ax.legend()
+        if ax.lines:
+            ax.legend()
     fig.tight_layout()
-    fig.savefig(plot, dpi=110)
+    if any(ax.lines for ax in axes):  # a record without RL metrics keeps the plot it had
+        fig.savefig(plot, dpi=110)
+    plt.close(fig)
     return lines
 
 
@@ -551,6 +557,19 @@ def augmentations(settings: dict) -> str:
     on = [flag for key, flag in (("relabel_ids", "--relabel-ids"), ("vary_values", "--vary-values"),
                                  ("move_choices", "--move-choices")) if settings.get(key)]
     return ", ".join(f"`{flag}`" for flag in on) or "none"
+
+
+def earlier_stages(doc: Path, stages: Stages) -> list[str]:
+    """The page's stage rows of stages this record has not logged (an earlier run of the
+    pipeline whose folder is gone), marked so."""
+    if not doc.is_file():
+        return []
+    section = doc.read_text(encoding="utf-8").partition("## Stages")[2]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # past the header
+    return [line if line.split(" | ")[0].endswith("(earlier run)") else
+            line.replace(" |", " (earlier run) |", 1)
+            for line in rows if line[2:].split(" |")[0].removesuffix(" (earlier run)")
+            not in stages.log]
 
 
 def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
@@ -600,7 +619,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
                              "miniwob-rl-progress")], "success"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {entry['wall']:.0f} | `{entry['command']}` |"
-          for name, entry in stages.log.items()], ""]
+          for name, entry in stages.log.items()], *earlier_stages(doc, stages), ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
 

@@ -25,10 +25,68 @@ def rel(path: Path) -> str:
 
 def write_keeping_reading(path: Path, generated: str) -> None:
     """Write a doc's generated part; what a person wrote under :data:`READING` (the reading
-    of the numbers) survives the rewrite."""
+    of the numbers) survives the rewrite, and so does a measured row whose results files are
+    gone (see :func:`keep_measured_rows`)."""
     earlier = path.read_text(encoding="utf-8") if path.is_file() else ""
     reading = earlier.split(READING, 1)[1] if READING in earlier else "\n\nReading: (to write)\n"
+    generated, kept = keep_measured_rows(generated, earlier.split(READING, 1)[0])
+    for line in kept:
+        print(f"{path.name}: kept from the page, its results not found: {line[:100]}")
     atomic_write_bytes(path, (generated + READING + reading).encode())
+
+
+NOT_RUN = "not run yet"
+
+
+def keep_measured_rows(generated: str, earlier: str) -> tuple[str, list[str]]:
+    """``generated`` with each line that says a run is :data:`NOT_RUN` replaced by the
+    earlier page's measured line of that row, if it had one: a page written again from a
+    record that lacks some results (a run folder lost with its machine, a record made
+    later) keeps what was measured instead of blanking it. A row is its first cells in the
+    table of the same header (a table line up to the first cell that says so), or a list
+    line's label. Returns the text and the lines kept."""
+    lines, before = generated.split("\n"), earlier.splitlines()
+    tables = _table_rows(before)
+    kept: list[str] = []
+
+    def measured(line: str, header: str | None) -> str:
+        cut = line.find(f" {NOT_RUN}")
+        if cut < 0:
+            return line
+        key = line[:cut]
+        if header is not None:  # "| label | split |"
+            found = [e for e in tables.get(header, []) if e.startswith(key)
+                     and not e[len(key):].lstrip().startswith(NOT_RUN)]
+        elif line.startswith("- "):  # "- label: not run yet" against "- label (`run/`): ..."
+            label = key.rstrip(":")
+            found = [e for e in before if e.startswith((label + " (", label + ":"))
+                     and NOT_RUN not in e]
+        else:
+            found = []
+        if len(found) != 1:
+            return line
+        kept.append(found[0])
+        return found[0]
+
+    headers = _headers(lines)
+    return "\n".join(measured(line, h) for line, h in zip(lines, headers, strict=True)), kept
+
+
+def _headers(lines: list[str]) -> list[str | None]:
+    """Each line's table header (the first line of its run of ``|`` lines), None outside tables."""
+    out: list[str | None] = []
+    for i, line in enumerate(lines):
+        inside = line.startswith("|") and i > 0 and lines[i - 1].startswith("|")
+        out.append((out[-1] if inside else line) if line.startswith("|") else None)
+    return out
+
+
+def _table_rows(lines: list[str]) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for line, header in zip(lines, _headers(lines), strict=True):
+        if header is not None:
+            rows.setdefault(header, []).append(line)
+    return rows
 
 
 class Stages:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from experiments.stages import Stages, keep_record
+from experiments.stages import Stages, keep_record, write_keeping_reading
 
 PATTERNS = ("stages.json", "eval/*.jsonl", "*/sft_summary.json", "rl-*/metrics.jsonl")
 
@@ -39,3 +39,32 @@ def test_a_stage_that_ends_calls_its_after_hook_with_the_log_written(tmp_path: P
     stages.run("help", ["--help"], work / "never-there")
     assert json.loads((record / "stages.json").read_text())["help"]["command"] == \
         "webworld --help"
+
+
+def test_a_page_written_again_keeps_measured_rows_whose_results_are_gone(tmp_path: Path) -> None:
+    doc = tmp_path / "page.md"
+    write_keeping_reading(doc, "\n".join([
+        "- after SFT (`sft/`): 1017 optimiser steps.", "- after RL: not run yet", "",
+        "| policy | split | success |", "|---|---|---|",
+        "| after SFT | validation worlds | 61.3% |", "| after SFT | training worlds | 93.1% |",
+        "| after RL | validation worlds | not run yet |", "",
+        "| policy | held-out |", "|---|---|", "| after SFT | 5.7% |"]))
+    (doc.write_text(doc.read_text().replace("Reading: (to write)", "Reading: by hand")))
+    # the record lacks the SFT runs' results now, and has the RL run's
+    write_keeping_reading(doc, "\n".join([
+        "- after SFT: not run yet", "- after RL (`rl/`): 20 batches.", "",
+        "| policy | split | success |", "|---|---|---|",
+        "| after SFT | validation worlds | not run yet |",
+        "| after SFT | training worlds | not run yet |",
+        "| after SFT | held-out worlds | not run yet |",
+        "| after RL | validation worlds | 70.0% |", "",
+        "| policy | held-out |", "|---|---|", "| after SFT | not run yet |"]))
+    text = doc.read_text()
+    assert "- after SFT (`sft/`): 1017 optimiser steps." in text
+    assert "- after RL (`rl/`): 20 batches." in text
+    assert "| after SFT | validation worlds | 61.3% |" in text
+    assert "| after SFT | training worlds | 93.1% |" in text
+    assert "| after SFT | held-out worlds | not run yet |" in text  # never measured
+    assert "| after RL | validation worlds | 70.0% |" in text  # new results replace old rows
+    assert "| after SFT | 5.7% |" in text  # each table's rows from the same table
+    assert text.count("after SFT | validation") == 1 and "Reading: by hand" in text
