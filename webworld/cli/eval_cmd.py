@@ -142,6 +142,39 @@ def compare_cmd(
     out.print("* the interval excludes 0")
 
 
+@eval_app.command("diverge")
+@reports_errors
+def diverge_cmd(
+    results: Path = typer.Argument(..., help="A policy's results."),
+    oracle: Path = typer.Argument(..., help="The oracle's results on the same suite and seed."),
+    top: int = typer.Option(10, "--top", min=0, help="List this many (oracle, policy) pairs."),
+) -> None:
+    """Where failed episodes first left the oracle's path: a sibling of the element, another
+    value, another element..., and the commonest pairs."""
+    from webworld.eval.diverge import KINDS, divergences, summary
+    from webworld.eval.results import read_results
+
+    runs = []
+    for path in (results, oracle):
+        records = read_results(path)
+        if not records:
+            raise UsageError("no episodes in this results file", str(path))
+        runs.append(records)
+    found = divergences(*runs)
+    kinds, pairs = summary(found)
+    table = Table("first left the oracle's path on", "failed episodes",
+                  title=f"webworld eval diverge: {results.name} against {oracle.name}")
+    for kind in KINDS:
+        table.add_row(kind, str(kinds[kind]))
+    table.add_row("all", str(len(found)), end_section=True)
+    out.print(table)
+    if top and pairs:
+        common = Table("the oracle did", "the policy did", "episodes", title="commonest pairs")
+        for (want, got), n in pairs.most_common(top):
+            common.add_row(want, got, str(n))
+        out.print(common)
+
+
 @eval_app.command("heldout")
 @reports_errors
 def heldout_cmd(
