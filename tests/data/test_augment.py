@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from webworld.data.augment import move_choice, relabel_ids, vary_value
+from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_value
 from webworld.data.prompting import history_entry, parse_reply, step_messages
 
 
@@ -115,3 +115,30 @@ def test_a_radio_moves_within_its_group_and_other_turns_are_kept() -> None:
     alone = step_messages("Open Recreation.", "[3] menuitem 'Recreation'", "https://p.test/",
                           [], "Go.", "click('3')")
     assert move_choice(alone, random.Random(0)) == alone
+
+
+def test_a_named_choice_gets_a_new_name_in_task_page_history_and_thought() -> None:
+    history = [history_entry("hover('1')", MENU), history_entry("click('3')", MENU)]
+    chat = step_messages("Apply for a licence: browse the Recreation section.", MENU,
+                         "https://permits.test/recreation", history,
+                         "Open the Recreation section.", "click('3')")
+    names = set()
+    for seed in range(10):
+        new = rename_choice(chat, random.Random(seed))
+        user, reply = new[1]["content"], new[2]["content"]
+        bid, name = _picked(new)
+        assert bid == "3" and name not in ("Recreation", "Pets", "Housing")
+        assert name[0].isupper() and len(name.split()) == 1  # the shape of the old name
+        assert "Recreation" not in user and "Recreation" not in reply
+        assert user.startswith(f"Task: Apply for a licence: browse the {name} section.")
+        assert f"click('3')  [menuitem '{name}']" in user  # the history names it alike
+        assert "https://permits.test/recreation" in user  # not a whole word of its case
+        assert reply == f"Thought: Open the {name} section.\nAction: click('3')"
+        assert "[2] menuitem 'Pets'" in user and new[0] == chat[0]
+        names.add(name)
+    assert len(names) > 5  # drawn anew with each seed
+    # unnamed by the task, a typed value, a name on the page only: as it was
+    for task, action in (("Apply for a licence.", "click('3')"),
+                         ("Type Recreation.", "fill('3', 'Recreation')")):
+        plain = step_messages(task, MENU, "https://permits.test/", [], "Go.", action)
+        assert rename_choice(plain, random.Random(0)) == plain

@@ -151,6 +151,10 @@ def test_moved_choices_reach_the_chats_an_epoch_learns_from(export: Path, tmp_pa
     assert moved[0].reply_ids != encoded[0].reply_ids  # the task names its choice: now '2'
     assert "click('2')" in tokenizer.decode(moved[0].reply_ids)
     assert moved[1] == encoded[1]
+    renamed = augmented_chats(tokenizer, chats, settings(export, tmp_path, rename_choices=True),
+                              0)
+    assert "Housing" not in tokenizer.decode(renamed[0].prompt_ids)  # task and page renamed
+    assert renamed[0].prompt_ids != encoded[0].prompt_ids and renamed[1] == encoded[1]
 
 
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:

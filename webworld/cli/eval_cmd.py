@@ -211,13 +211,17 @@ def turns_cmd(
     move: bool = typer.Option(False, "--move-choices", help="Ask each turn whose task names the "
                               "element it picks with that element moved to a sibling's place "
                               "(seeded): a model that picks by place, not by name, falls here."),
+    rename: bool = typer.Option(False, "--rename-choices", help="Ask each turn whose task names "
+                                "the element it picks with that element renamed, in task and "
+                                "page (seeded): a model that recalls names rather than finding "
+                                "the task's on the page falls here."),
     results: Path = typer.Option(None, "--out", "-o", help="Also write the scores as JSON here."),
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda."),
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
     """Per-turn accuracy: how often the policy answers a recorded turn with its action."""
-    from webworld.data.augment import move_choice, relabel_ids
+    from webworld.data.augment import move_choice, relabel_ids, rename_choice
     from webworld.eval.policies import make_eval_policy
     from webworld.eval.results import Rate
     from webworld.eval.turns import read_turns, score_turns
@@ -231,6 +235,8 @@ def turns_cmd(
     rng = random.Random(seed)
     if move:
         chats = [move_choice(chat, rng) for chat in chats]
+    if rename:
+        chats = [rename_choice(chat, rng) for chat in chats]
     if relabel:
         chats = [relabel_ids(chat, rng) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
@@ -255,4 +261,5 @@ def turns_cmd(
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
                                     "relabel_ids": relabel, "move_choices": move,
+                                    "rename_choices": rename,
                                     **scores.as_dict()})

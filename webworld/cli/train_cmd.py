@@ -51,6 +51,9 @@ def sft_cmd(
     move_choices: bool = typer.Option(False, "--move-choices", help="Move the element each "
                                       "chat picks (the task names it) to a sibling's place every "
                                       "epoch, so choices are read, not placed."),
+    rename_choices: bool = typer.Option(False, "--rename-choices", help="Give the element each "
+                                        "chat picks (the task names it) a new name, in task and "
+                                        "page, every epoch, so names are found, not recalled."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -64,6 +67,7 @@ def sft_cmd(
                                batch_size=batch_size, max_length=max_length, max_steps=max_steps,
                                seed=seed, device=device, relabel_ids=relabel_ids,
                                vary_values=vary_values, move_choices=move_choices,
+                               rename_choices=rename_choices,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"

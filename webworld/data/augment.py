@@ -14,7 +14,12 @@ instead of copying the task's. Each function here takes one such shortcut away:
   place of a sibling of its role (another menu item, radio, tab, list entry). On the held-out
   worlds the relabelled SFT policy's first wrong step was such a sibling (``Pets``, first in
   its menu, for the task's ``Recreation``, second) in 12 of its 48 failed episodes: where
-  the choice stood on the training sites answered for reading the task.
+  the choice stood on the training sites answered for reading the task;
+* :func:`rename_choice`: that element given a new name, in the task and on the page alike.
+  The held-out worlds' items are names no training site had, and most failed held-out
+  episodes first went wrong on a sibling of the element the task names
+  (`docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
+  finding the task's name on the page.
 """
 
 from __future__ import annotations
@@ -113,6 +118,37 @@ def move_choice(chat: Chat, rng: random.Random) -> Chat:
     act = act.replace(f"('{action.bid}'", f"('{lines[other][1]}'", 1)
     return [*(m if m["role"] != "user" else {**m, "content": head + marker + "\n".join(rows)}
               for m in chat[:-1]), {**chat[-1], "content": f"{thought}Action:{act}"}]
+
+
+def rename_choice(chat: Chat, rng: random.Random) -> Chat:
+    """``chat`` with the element its reply acts on, where the task's line names it, given a
+    new name (as many words as it had, drawn with ``rng``, capitalised as it was, not on the
+    page already) wherever the old one stands as a whole in the turn: task, page, history and
+    thought. Other turns are returned as they are, and so are names a page line would show
+    escaped (quotes, backslashes)."""
+    action = parse_call(parse_reply(chat[-1]["content"]) or "")
+    if action is None or action.name not in MOVABLE:
+        return chat
+    user = next(m["content"] for m in chat if m["role"] == "user")
+    head, marker, page = user.partition(_PAGE)
+    line = page_line(page, action.bid) if marker else None
+    name = parse_line(line)[3] if line else None
+    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
+        return chat
+    new = _new_name(name, page, rng)
+    return _replace_in_turn(chat, lambda text: _whole(name).sub(lambda _: new, text))
+
+
+def _new_name(name: str, page: str, rng: random.Random) -> str:
+    """Words drawn with ``rng`` in the shape of ``name``, found nowhere on ``page``."""
+    fake = make_faker(rng)
+    words = name.split()
+    while True:
+        drawn = [w.capitalize() if old[:1].isupper() else w
+                 for w, old in zip(fake.words(len(words)), words, strict=True)]
+        new = " ".join(drawn)
+        if new.casefold() not in page.casefold():
+            return new
 
 
 def _group(lines: list[tuple], at: int) -> list[int]:

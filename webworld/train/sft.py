@@ -9,15 +9,16 @@ The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`
 fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
-only its top layers (``train_layers``). With ``relabel_ids``, ``vary_values`` and
-``move_choices`` every epoch sees each chat anew (:mod:`webworld.data.augment`: its element ids
-renumbered, the value it types replaced, the element it picks moved to a sibling's place),
-so ids, values and choices come from reading the page and the task, not from remembering a
-few sites. A checkpoint comes every ``checkpoint_every`` optimiser steps, at
-each epoch's end (with the validation loss) and at the last step, written whole or not at
-all; a run started again with the same ``out`` resumes from its last checkpoint. The result
-is ``out/model`` (loadable by :func:`webworld.train.models.load_policy` and ``webworld eval
---policy hf:out/model``) and ``out/sft_summary.json``.
+only its top layers (``train_layers``). With ``relabel_ids``, ``vary_values``,
+``move_choices`` and ``rename_choices`` every epoch sees each chat anew
+(:mod:`webworld.data.augment`: its element ids renumbered, the value it types replaced, the
+element it picks moved to a sibling's place or renamed), so ids, values and choices come from
+reading the page and the task, not from remembering a few sites. A checkpoint comes every
+``checkpoint_every`` optimiser steps, at each epoch's end (with the validation loss) and at
+the last step, written whole or not at all; a run started again with the same ``out``
+resumes from its last checkpoint. The result is ``out/model`` (loadable by
+:func:`webworld.train.models.load_policy` and ``webworld eval --policy hf:out/model``) and
+``out/sft_summary.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from webworld.data.augment import move_choice, relabel_ids, vary_value
+from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_value
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir, staging_dir
 from webworld.train.defaults import (
@@ -107,6 +108,12 @@ class SFTSettings(BaseModel):
                               "by the task) with a new one of its field every epoch.")
     move_choices: bool = Field(False, description="Move the element a chat's reply acts on "
                                "(named by the task) to a sibling's place every epoch.")
+    rename_choices: bool = Field(False, description="Give the element a chat's reply acts on "
+                                 "(named by the task) a new name, in task and page, every epoch.")
+
+    @property
+    def augments(self) -> bool:
+        return self.relabel_ids or self.vary_values or self.move_choices or self.rename_choices
 
 
 @dataclass
@@ -160,8 +167,7 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
                          str(_split_path(settings.data, "train")))
     validation = encode_chats(tokenizer, validation_chats, settings.max_length)
     augmented = (partial(augmented_chats, tokenizer, train_chats, settings)
-                 if settings.relabel_ids or settings.vary_values or settings.move_choices
-                 else None)
+                 if settings.augments else None)
     trainer = _Trainer(settings, model, tokenizer, train, validation, device, augmented)
     state = RunState()
     if resume is not None:
@@ -278,6 +284,8 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
     rng = random.Random(f"{settings.seed}-{epoch}")
     if settings.move_choices:
         chats = [move_choice(chat, rng) for chat in chats]
+    if settings.rename_choices:
+        chats = [rename_choice(chat, rng) for chat in chats]
     if settings.vary_values:
         chats = [vary_value(chat, rng) for chat in chats]
     if settings.relabel_ids:
