@@ -2,9 +2,10 @@
 them for training, 2 task instances per task) plus 30 more worlds of the same themes and
 profiles at new seeds, 4 task instances each (more values and choices per task), for SFT from
 SmolLM2 with the same optimiser steps as learning.py's recipe on its export alone: the data
-grows, the compute does not. Two
-runs side by side on a GPU, ids relabelled (``sft-scale``) and with values varied and choices
-moved besides (``sft-scale-aug``); each on the held-out worlds, 160 validation turns and the
+grows, the compute does not. Runs
+side by side on a GPU, ids relabelled (``sft-scale``), with values varied and choices moved
+besides (``sft-scale-aug``), and with the choices renamed too (``sft-scale-names``, a later
+lease); each on the held-out worlds, 160 validation turns and the
 ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluated on a GPU
 lease. Writes docs/learning_scale.md.
 
@@ -15,7 +16,8 @@ lease. Writes docs/learning_scale.md.
     .venv/bin/python experiments/data_scale.py --table-only        # the page from the record
 
 A later lease's runs (more epochs at a GPU's batch: gpu_run.py --scale-runs sft-scale-aug
---sft-epochs 3 --sft-batch 32) go to a record and page of their own (--record, --doc).
+sft-scale-names --sft-epochs 3 --sft-batch 32) go to a record and page of their own
+(--record, --doc).
 
 The builds took 564 and 548 s side by side on 2 cores (this script runs them one after the
 other). Every stage is skipped when its output is there: rerun after a kill.
@@ -49,16 +51,23 @@ KIT = ROOT / "gpu_kit" / "scale-data.tar.xz"
 # and 2, the held-out suite's >= 9000), twice its task instances per task
 EXTRA = [("easy", 3, EASY), ("medium", 4, MEDIUM)]
 EXPLORE = ["--max-instances", "4", "--max-shortest", "1", "--max-longer", "1"]
-# the two SFT runs and their flags (besides the data, the model and the steps)
-SCALE_RUNS = {"sft-scale": ["--relabel-ids"],
-              "sft-scale-aug": ["--relabel-ids", "--vary-values", "--move-choices"]}
+# the SFT runs and their flags (besides the data, the model and the steps); the third takes
+# the names of the choices away too (held-out failures start on the sibling of a named
+# element: docs/learning_scale.md)
+AUGMENTED = ["--relabel-ids", "--vary-values", "--move-choices"]
+SCALE_RUNS = {"sft-scale": ["--relabel-ids"], "sft-scale-aug": AUGMENTED,
+              "sft-scale-names": [*AUGMENTED, "--rename-choices"]}
 LABELS = {"sft-scale": "more worlds, ids relabelled",
-          "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved"}
+          "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved",
+          "sft-scale-names": "more worlds, ids relabelled, values varied, choices moved and "
+                             "renamed"}
 RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json")
 # the validation turns as exported, with ids renumbered, with named choices moved
 # (learning.py's names for its rows)
-TURN_VARIANTS = {"": [], "-relabelled": ["--relabel-ids"], "-moved": ["--move-choices"]}
-ASKED = {"": "as exported", "-relabelled": "ids relabelled", "-moved": "named choices moved"}
+TURN_VARIANTS = {"": [], "-relabelled": ["--relabel-ids"], "-moved": ["--move-choices"],
+                 "-renamed": ["--rename-choices"]}
+ASKED = {"": "as exported", "-relabelled": "ids relabelled", "-moved": "named choices moved",
+         "-renamed": "named choices renamed"}
 
 
 def train_turns(data: Path) -> int:

@@ -402,10 +402,11 @@ def scale_budget(args: argparse.Namespace, data: Path, smoke: bool) -> list[str]
 def scale_plan(run: Run) -> None:
     """experiments/data_scale.py's question, does SFT read new sites better from more worlds:
     SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
-    instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``) and with all
-    three augmentations (``sft-scale-aug``), side by side (``--scale-runs``: which); then
-    each policy on the held-out worlds, the training worlds and the validation turns (as
-    exported, ids renumbered, named choices moved). Every stage resumes, as learning_plan's."""
+    instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``), with all
+    three augmentations (``sft-scale-aug``) and with named choices renamed too
+    (``sft-scale-names``), side by side (``--scale-runs``: which); then each policy on the
+    held-out worlds, the training worlds and the validation turns (data_scale.py's
+    TURN_VARIANTS). Every stage resumes, as learning_plan's."""
     from data_scale import SCALE_RUNS, TURN_VARIANTS
     from learning import TURNS_SAMPLE
 
@@ -526,7 +527,8 @@ def main() -> None:
     parser.add_argument("--extra-data", type=Path, default=None,
                         help="scale: the extra worlds' export (data_scale.py), or its .tar.xz")
     parser.add_argument("--scale-runs", nargs="+", default=["sft-scale", "sft-scale-aug"],
-                        choices=["sft-scale", "sft-scale-aug"], help="scale: the SFT runs")
+                        choices=["sft-scale", "sft-scale-aug", "sft-scale-names"],
+                        help="scale: the SFT runs (experiments/data_scale.py's SCALE_RUNS)")
     parser.add_argument("--sft-epochs", type=float, default=None,
                         help="scale: epochs over both exports at --sft-batch (default: the "
                              "recipe's steps at batch 8)")

@@ -174,7 +174,7 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     assert [s["stage"] for s in results["stages"]] == [
         "python and torch", *(f"sft {r}" for r in runs),
         *(f"eval {r} on {suite}" for suite in ("held-out", "training worlds") for r in runs),
-        *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved")),
+        *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved", "-renamed")),
         "bring back sft-scale-aug: delta", "bring back sft-scale-aug: parts"]
     sfts = [s for s in results["stages"] if s["stage"].startswith("sft")]
     assert all("--extra-data" in s["command"] and "--max-steps 2" in s["command"] for s in sfts)
