@@ -115,6 +115,19 @@ def print_summary(records: list[dict]) -> None:
         out.print("failures: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
 
 
+def _read_runs(*paths: Path) -> list[list[dict]]:
+    """The episodes of each results file; an empty or missing one is a usage error."""
+    from webworld.eval.results import read_results
+
+    runs = []
+    for path in paths:
+        records = read_results(path)
+        if not records:
+            raise UsageError("no episodes in this results file", str(path))
+        runs.append(records)
+    return runs
+
+
 @eval_app.command("compare")
 @reports_errors
 def compare_cmd(
@@ -122,14 +135,9 @@ def compare_cmd(
     b: Path = typer.Argument(..., help="Results of the second run."),
 ) -> None:
     """B minus A: success-rate differences with 95% intervals, on the episodes both ran."""
-    from webworld.eval.results import compare, read_results
+    from webworld.eval.results import compare
 
-    runs = []
-    for path in (a, b):
-        records = read_results(path)
-        if not records:
-            raise UsageError("no episodes in this results file", str(path))
-        runs.append(records)
+    runs = _read_runs(a, b)
     name_a, name_b = runs[0][0]["policy"], runs[1][0]["policy"]
     table = Table("group", "episodes", f"A: {name_a}", f"B: {name_b}", "B - A [95% CI]",
                   title=f"webworld eval compare: {b.name} - {a.name}")
@@ -152,15 +160,8 @@ def diverge_cmd(
     """Where failed episodes first left the oracle's path: a sibling of the element, another
     value, another element..., and the commonest pairs."""
     from webworld.eval.diverge import KINDS, divergences, summary
-    from webworld.eval.results import read_results
 
-    runs = []
-    for path in (results, oracle):
-        records = read_results(path)
-        if not records:
-            raise UsageError("no episodes in this results file", str(path))
-        runs.append(records)
-    found = divergences(*runs)
+    found = divergences(*_read_runs(results, oracle))
     kinds, pairs = summary(found)
     table = Table("first left the oracle's path on", "failed episodes",
                   title=f"webworld eval diverge: {results.name} against {oracle.name}")
