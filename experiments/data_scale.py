@@ -45,6 +45,7 @@ BASE = ROOT / "runs" / "learning"  # learning.py's run: its export and SFT of re
 RESULTS = ROOT / "experiments" / "results"
 RECORD = RESULTS / "data-scale"
 BASELINE = RESULTS / "learning-gpu"  # learning.py's SFT run evaluated on the first GPU lease
+ORACLE = RESULTS / "learning" / "eval" / "heldout-oracle-fast.jsonl"  # the paths failures leave
 DOC = ROOT / "docs" / "learning_scale.md"
 KIT = ROOT / "gpu_kit" / "scale-data.tar.xz"
 # the extra worlds: learning.py's themes and profiles at seeds of their own (learning.py's are 1
@@ -148,6 +149,23 @@ def sft_line(record: Path, name: str) -> str:
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses'])}")
 
 
+def divergence_rows(runs: list[tuple[str, Path]], oracle: Path = ORACLE) -> list[str]:
+    """Where each run's failed held-out episodes first left the oracle's path
+    (`webworld eval diverge`), a column per run (results files not there yet: no column)."""
+    from webworld.eval.diverge import KINDS, divergences, summary
+    from webworld.eval.results import read_results
+
+    kinds = {label: summary(divergences(read_results(path), read_results(oracle)))[0]
+             for label, path in runs if path.is_file()}
+    if not kinds or not oracle.is_file():
+        return ["not run yet"]
+    return ["| failures first leaving the path on | " + " | ".join(kinds) + " |",
+            "|---|" + "---|" * len(kinds),
+            *(f"| {kind} | " + " | ".join(str(k[kind]) for k in kinds.values()) + " |"
+              for kind in KINDS),
+            "| failed episodes | " + " | ".join(str(k.total()) for k in kinds.values()) + " |"]
+
+
 def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
     from webworld.eval.turns import KINDS
 
@@ -177,6 +195,11 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
         *[sft_line(record, name) for name in SCALE_RUNS], "",
         "## Held-out worlds", "",
         *table(held_out_rows, "heldout"), "",
+        "Where each failed episode first left the oracle's path (`webworld eval diverge "
+        f"RESULTS {rel(ORACLE)}`): the first action that differs, by kind.", "",
+        *divergence_rows([(before, baseline / "eval" / "heldout-sft-relabel.jsonl"),
+                          *((label, record / "eval" / f"heldout-{name}.jsonl")
+                            for label, name in runs)]), "",
         "## Validation turns", "",
         f"{TURNS_SAMPLE} recorded turns of learning.py's three validation worlds (seed 0), each "
         "asked with its verified history (`webworld eval turns`); learning.py's SFT policy asked "
