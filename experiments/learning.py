@@ -497,23 +497,27 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     lines = []
-    for reward in REWARDS:
+    curves = [(f"{reward} reward", [work / f"rl-{reward}-s{seed}" for seed in seeds])
+              for reward in REWARDS]
+    curves.append(("progress reward, live env", [work / "rl-progress-live"]))
+    for label, folders in curves:
         runs, going = [], 0
-        for seed in seeds:
-            path = work / f"rl-{reward}-s{seed}" / "metrics.jsonl"
+        for folder in folders:
+            path = folder / "metrics.jsonl"
             if path.is_file():
                 runs.append([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
-                going += not (path.parent / "model" / "config.json").is_file()
+                going += not (folder / "model" / "config.json").is_file()
         if not runs:
-            lines.append(f"- {reward} reward: not run yet")
+            lines.append(f"- {label}: not run yet")
             continue
         length = min(len(r) for r in runs)
         success = [sum(r[i]["success_rate"] for r in runs) / len(runs) for i in range(length)]
         level = [sum(r[i].get("from_goal", 0) for r in runs) / len(runs) for i in range(length)]
-        axes[0].plot(range(1, length + 1), success, marker="o", label=f"{reward} reward")
-        axes[1].plot(range(1, length + 1), level, marker="o", label=f"{reward} reward")
+        axes[0].plot(range(1, length + 1), success, marker="o", label=label)
+        axes[1].plot(range(1, length + 1), level, marker="o", label=label)
         still = f", {going} {unfinished}" if going else ""
-        lines.append(f"- {reward} reward ({len(runs)} seeds{still}, {length} batches): rollout success "
+        seeds_run = f"{len(runs)} seed{'s' if len(runs) > 1 else ''}"
+        lines.append(f"- {label} ({seeds_run}{still}, {length} batches): rollout success "
                      + ", ".join(f"{v:.2f}" for v in success) + "; steps before the goal "
                      + ", ".join(f"{v:.1f}" for v in level))
     axes[0].set(xlabel="rollout batch", ylabel="rollout success (mean over seeds)",
