@@ -68,3 +68,18 @@ def test_a_page_written_again_keeps_measured_rows_whose_results_are_gone(tmp_pat
     assert "| after RL | validation worlds | 70.0% |" in text  # new results replace old rows
     assert "| after SFT | 5.7% |" in text  # each table's rows from the same table
     assert text.count("after SFT | validation") == 1 and "Reading: by hand" in text
+
+
+def test_a_page_written_again_keeps_the_stages_of_an_earlier_run(tmp_path: Path) -> None:
+    from experiments.learning import earlier_stages
+
+    doc = tmp_path / "learning.md"
+    doc.write_text("## Stages\n\n| stage | wall (s) | command |\n|---|---|---|\n"
+                   "| build easy | 762 | `webworld build` |\n| SFT | 3565 | `webworld train sft` |\n"
+                   "| eval old (earlier run) | 59 | `webworld eval` |\n")
+    (tmp_path / "work").mkdir()
+    stages = Stages(tmp_path / "work")
+    stages.log["build easy"] = {"wall": 202, "command": "webworld build"}
+    assert earlier_stages(doc, stages) == [  # this record's own stages are its own rows
+        "| SFT (earlier run) | 3565 | `webworld train sft` |",
+        "| eval old (earlier run) | 59 | `webworld eval` |"]  # marked once
