@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corrections import training_table  # noqa: E402
-from learning import EASY, MEDIUM, TURNS_SAMPLE, held_out_rows, turn_row  # noqa: E402
+from learning import EASY, HELDOUT, MEDIUM, TURNS_SAMPLE, held_out_rows, turn_row  # noqa: E402
 from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
 
 from webworld.fsio import atomic_write_json  # noqa: E402
@@ -62,7 +62,8 @@ LABELS = {"sft-scale": "more worlds, ids relabelled",
           "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved",
           "sft-scale-names": "more worlds, ids relabelled, values varied, choices moved and "
                              "renamed"}
-RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json")
+RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json",
+            "eval/turns-heldout-*.json")
 # the validation turns as exported, with ids renumbered, with named choices moved
 # (learning.py's names for its rows)
 TURN_VARIANTS = {"": [], "-relabelled": ["--relabel-ids"], "-moved": ["--move-choices"],
@@ -110,6 +111,17 @@ def prepare(work: Path, stages: Stages) -> None:
             for part in ("manifest.json", "sft"):
                 tar.add(data / part, arcname=part)
         partial.replace(KIT)
+    # the held-out worlds' verified steps as turns (all in the export's test split): how a
+    # policy answers pages with names it never saw, one verified step at a time
+    heldout_data = work / "heldout-data"
+    stages.run("export held-out", ["export", rel(HELDOUT / "trajectories"), "--out",
+                                   rel(heldout_data), "--format", "sft", "--observation",
+                                   "compact", "--splits", "1,0,0"], heldout_data / "sft")
+    turns = work / "eval" / "turns-heldout-sft-relabel.json"
+    stages.run(f"eval {turns.stem}", [
+        "eval", "turns", rel(heldout_data / "sft" / "test.jsonl"), "--policy",
+        f"hf:{rel(BASE / 'sft-relabel' / 'model')}", "-n", str(TURNS_SAMPLE), "--seed", "0",
+        "--out", rel(turns)], turns)
     for variant, flags in TURN_VARIANTS.items():
         turns = work / "eval" / f"turns-sft-relabel{variant}.json"
         stages.run(f"eval {turns.stem}", [
@@ -208,6 +220,13 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
         + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
         *[turn_row([label, asked], record / "eval" / f"turns-{name}{variant}.json")
           for variant, asked in ASKED.items()
+          for label, name in [(before, "sft-relabel"), *runs]], "",
+        f"{TURNS_SAMPLE} recorded turns of the held-out worlds (seed 0; `webworld export` of "
+        "their verified tasks, all in its test split), asked the same way: pages and names no "
+        "training world had.", "",
+        "| policy | turns asked | turns | answered as recorded [95% CI] | well-formed | "
+        + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
+        *[turn_row([label, "held-out worlds"], record / "eval" / f"turns-heldout-{name}.json")
           for label, name in [(before, "sft-relabel"), *runs]], "",
         "## Training worlds, whole tasks", "",
         "The ten training worlds learning.py's evals score (in every run's data):", "",
