@@ -499,7 +499,8 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
     lines = []
     curves = [(f"{reward} reward", [work / f"rl-{reward}-s{seed}" for seed in seeds])
               for reward in REWARDS]
-    curves.append(("progress reward, live env", [work / "rl-progress-live"]))
+    if (work / "rl-progress-live" / "metrics.jsonl").is_file():  # learning.py's, in Chromium
+        curves.append(("progress reward, live env", [work / "rl-progress-live"]))
     for label, folders in curves:
         runs, going = [], 0
         for folder in folders:
