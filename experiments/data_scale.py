@@ -167,10 +167,12 @@ def divergence_rows(runs: list[tuple[str, Path]], oracle: Path = ORACLE) -> list
     from webworld.eval.diverge import KINDS, divergences, summary
     from webworld.eval.results import read_results
 
-    kinds = {label: summary(divergences(read_results(path), read_results(oracle)))[0]
-             for label, path in runs if path.is_file()}
-    if not kinds or not oracle.is_file():
+    paths = {label: path for label, path in runs if path.is_file()}
+    if not paths or not oracle.is_file():
         return ["not run yet"]
+    oracle_records = read_results(oracle)  # read once, for every run
+    kinds = {label: summary(divergences(read_results(path), oracle_records))[0]
+             for label, path in paths.items()}
     return ["| failures first leaving the path on | " + " | ".join(kinds) + " |",
             "|---|" + "---|" * len(kinds),
             *(f"| {kind} | " + " | ".join(str(k[kind]) for k in kinds.values()) + " |"

@@ -28,7 +28,7 @@ import random
 import re
 from collections.abc import Callable
 
-from webworld.browser.actions import ACTION_ARITY, parse_call, parse_reply
+from webworld.browser.actions import ACTION_ARITY, BrowserAction, parse_call, parse_reply
 from webworld.browser.observe import parse_line
 from webworld.data.prompting import page_line
 from webworld.propose.content import make_faker, persona
@@ -94,19 +94,13 @@ def move_choice(chat: Chat, rng: random.Random) -> Chat:
     Task, history and thought are kept: the answer is still the element the task names, now
     where another one stood. Other turns are returned as they are, and so are names a page
     line would show escaped (quotes, backslashes)."""
-    action = parse_call(parse_reply(chat[-1]["content"]) or "")
-    if action is None or action.name not in MOVABLE:
+    picked = _named_pick(chat)
+    if picked is None:
         return chat
-    user = next(m["content"] for m in chat if m["role"] == "user")
-    head, marker, page = user.partition(_PAGE)
+    action, head, page, at = picked
     rows = page.splitlines()
     lines = [parse_line(row) for row in rows]
-    at = next((i for i, line in enumerate(lines) if line[1] == action.bid), None)
-    if not marker or at is None:
-        return chat
     name = lines[at][3]
-    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
-        return chat
     siblings = [i for i in _group(lines, at) if lines[i][3] != name and _plain(lines[i][3] or "")]
     if not siblings:
         return chat
@@ -116,8 +110,27 @@ def move_choice(chat: Chat, rng: random.Random) -> Chat:
     reply = chat[-1]["content"]
     thought, _, act = reply.rpartition("Action:")
     act = act.replace(f"('{action.bid}'", f"('{lines[other][1]}'", 1)
-    return [*(m if m["role"] != "user" else {**m, "content": head + marker + "\n".join(rows)}
+    return [*(m if m["role"] != "user" else {**m, "content": head + _PAGE + "\n".join(rows)}
               for m in chat[:-1]), {**chat[-1], "content": f"{thought}Action:{act}"}]
+
+
+def _named_pick(chat: Chat) -> tuple[BrowserAction, str, str, int] | None:
+    """For a turn whose reply clicks, hovers or checks an element its task's line names (shown
+    unescaped): the action, the user message's head and page, and the element's page line
+    index; None for any other turn."""
+    action = parse_call(parse_reply(chat[-1]["content"]) or "")
+    if action is None or action.name not in MOVABLE:
+        return None
+    user = next(m["content"] for m in chat if m["role"] == "user")
+    head, marker, page = user.partition(_PAGE)
+    lines = [parse_line(row) for row in page.splitlines()]
+    at = next((i for i, line in enumerate(lines) if line[1] == action.bid), None)
+    if not marker or at is None:
+        return None
+    name = lines[at][3]
+    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
+        return None
+    return action, head, page, at
 
 
 def rename_choice(chat: Chat, rng: random.Random) -> Chat:
@@ -126,15 +139,12 @@ def rename_choice(chat: Chat, rng: random.Random) -> Chat:
     page already) wherever the old one stands as a whole in the turn: task, page, history and
     thought. Other turns are returned as they are, and so are names a page line would show
     escaped (quotes, backslashes)."""
-    action = parse_call(parse_reply(chat[-1]["content"]) or "")
-    if action is None or action.name not in MOVABLE:
+    picked = _named_pick(chat)
+    if picked is None:
         return chat
-    user = next(m["content"] for m in chat if m["role"] == "user")
-    head, marker, page = user.partition(_PAGE)
-    line = page_line(page, action.bid) if marker else None
-    name = parse_line(line)[3] if line else None
-    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
-        return chat
+    _, _, page, at = picked
+    name = parse_line(page.splitlines()[at])[3]
+    assert name is not None
     new = _new_name(name, page, rng)
     return _replace_in_turn(chat, lambda text: _whole(name).sub(lambda _: new, text))
 
