@@ -105,18 +105,14 @@ def prepare(work: Path, stages: Stages) -> None:
               "extra": {"worlds": world_count(data), "turns": train_turns(data)},
               "steps": recipe_steps(BASE / "data")}
     atomic_write_json(work / "data.json", counts)
-    if not KIT.is_file():
-        partial = KIT.with_name(KIT.name + ".partial")
-        with tarfile.open(partial, "w:xz") as tar:
-            for part in ("manifest.json", "sft"):
-                tar.add(data / part, arcname=part)
-        partial.replace(KIT)
     # the held-out worlds' verified steps as turns (all in the export's test split): how a
     # policy answers pages with names it never saw, one verified step at a time
     heldout_data = work / "heldout-data"
     stages.run("export held-out", ["export", rel(HELDOUT / "trajectories"), "--out",
                                    rel(heldout_data), "--format", "sft", "--observation",
                                    "compact", "--splits", "1,0,0"], heldout_data / "sft")
+    if not KIT.is_file():
+        pack_kit(data, heldout_data, KIT)
     turns = work / "eval" / "turns-heldout-sft-relabel.json"
     stages.run(f"eval {turns.stem}", [
         "eval", "turns", rel(heldout_data / "sft" / "test.jsonl"), "--policy",
@@ -128,6 +124,19 @@ def prepare(work: Path, stages: Stages) -> None:
             "eval", "turns", rel(BASE / "data" / "sft" / "validation.jsonl"), "--policy",
             f"hf:{rel(BASE / 'sft-relabel' / 'model')}", "-n", str(TURNS_SAMPLE), "--seed", "0",
             "--out", rel(turns), *flags], turns)
+
+
+def pack_kit(data: Path, heldout_data: Path, kit: Path) -> None:
+    """The device's part of this experiment: the extra export, and the held-out turns as
+    ``HELDOUT_TURNS`` (gpu_run.py's scale plan asks each SFT run them)."""
+    from gpu_run import HELDOUT_TURNS
+
+    partial = kit.with_name(kit.name + ".partial")
+    with tarfile.open(partial, "w:xz") as tar:
+        for part in ("manifest.json", "sft"):
+            tar.add(data / part, arcname=part)
+        tar.add(heldout_data / "sft" / "test.jsonl", arcname=HELDOUT_TURNS)
+    partial.replace(kit)
 
 
 def world_count(data: Path) -> int:

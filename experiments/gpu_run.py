@@ -208,6 +208,7 @@ GPU_BATCH = ["--tasks", "8", "-G", "8", "--envs", "64", "-N", "2", "--from-goal"
              "--no-curriculum"]
 
 # what a call brings back besides the tables: every eval's episodes, the RL and SFT summaries
+HELDOUT_TURNS = "heldout-turns.jsonl"  # in the scale kit: the held-out worlds' verified steps
 PACKED = ("rl-start.txt", "eval/*.jsonl", "eval/turns-*.json", "*/metrics.jsonl", "*/sft_summary.json",
           "*/model/config.json", "rl-*/config.json", "data-r*/corrections.json")
 
@@ -405,8 +406,9 @@ def scale_plan(run: Run) -> None:
     instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``), with all
     three augmentations (``sft-scale-aug``) and with named choices renamed too
     (``sft-scale-names``), side by side (``--scale-runs``: which); then each policy on the
-    held-out worlds, the training worlds and the validation turns (data_scale.py's
-    TURN_VARIANTS). Every stage resumes, as learning_plan's."""
+    held-out worlds, the training worlds, the validation turns (data_scale.py's
+    TURN_VARIANTS) and the held-out turns the kit carries. Every stage resumes, as
+    learning_plan's."""
     from data_scale import SCALE_RUNS, TURN_VARIANTS
     from learning import TURNS_SAMPLE
 
@@ -429,11 +431,19 @@ def scale_plan(run: Run) -> None:
                                    f"{prefix}-{name}") for name, sft in ready.items()],
                          reserve)
     turns = str(2 if run.smoke else TURNS_SAMPLE)
-    run.side_by_side([(f"turns {name}{variant}", webworld(
-        "eval", "turns", str(data / "sft" / "validation.jsonl"), "--policy",
-        f"hf:{sft / 'model'}", "-n", turns, "--seed", "0", "--device", run.device,
-        "--out", str(run.work / "eval" / f"turns-{name}{variant}.json"), *flags), reserve)
-        for name, sft in ready.items() for variant, flags in TURN_VARIANTS.items()])
+
+    def ask(chats: Path, name: str, result: str, flags: list[str]) -> list[str]:
+        return webworld("eval", "turns", str(chats), "--policy", f"hf:{sfts[name] / 'model'}",
+                        "-n", turns, "--seed", "0", "--device", run.device,
+                        "--out", str(run.work / "eval" / f"{result}.json"), *flags)
+
+    run.side_by_side([(f"turns {name}{variant}", ask(
+        data / "sft" / "validation.jsonl", name, f"turns-{name}{variant}", flags), reserve)
+        for name in ready for variant, flags in TURN_VARIANTS.items()])
+    if (extra / HELDOUT_TURNS).is_file():  # kits packed before it lack them
+        run.side_by_side([(f"turns held-out {name}", ask(
+            extra / HELDOUT_TURNS, name, f"turns-heldout-{name}", []), reserve)
+            for name in ready])
 
 
 BRING_BACK_S = 90  # packing a SmolLM2 delta (two model loads and a save) and cutting it

@@ -164,10 +164,14 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     shutil.copy(kit / "data" / "sft" / "train.jsonl",  # one world: no validation split of its own
                 tmp_path / "kit" / "data" / "sft" / "validation.jsonl")
     shutil.copytree(kit / "worlds", tmp_path / "kit" / "heldout", symlinks=True)  # stands in
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from gpu_run import HELDOUT_TURNS
+
     extra = tmp_path / "extra.tar.xz"
     with tarfile.open(extra, "w:xz") as tar:
         for part in ("manifest.json", "sft"):
             tar.add(kit / "data" / part, arcname=part)
+        tar.add(kit / "data" / "sft" / "train.jsonl", arcname=HELDOUT_TURNS)  # stands in
     results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "scale", "--extra-data", str(extra),
                       "--bring-back", "sft-scale-aug")
     runs = ("sft-scale", "sft-scale-aug")
@@ -175,6 +179,7 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
         "python and torch", *(f"sft {r}" for r in runs),
         *(f"eval {r} on {suite}" for suite in ("held-out", "training worlds") for r in runs),
         *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved", "-renamed")),
+        *(f"turns held-out {r}" for r in runs),
         "bring back sft-scale-aug: delta", "bring back sft-scale-aug: parts"]
     sfts = [s for s in results["stages"] if s["stage"].startswith("sft")]
     assert all("--extra-data" in s["command"] and "--max-steps 2" in s["command"] for s in sfts)
@@ -186,6 +191,7 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
     assert summary["train_chats"] == 2 * chats  # the kit's and the extra export's
     assert {f"eval/{kind}-{r}.jsonl" for kind in ("heldout", "train") for r in runs} <= names
     assert {f"eval/turns-{r}-moved.json" for r in runs} <= names
+    assert {f"eval/turns-heldout-{r}.json" for r in runs} <= names
     # the run trained there comes back in parts, and is the same model here once applied
     sys.path.insert(0, str(ROOT / "experiments"))
     from policy_delta import apply, receive
