@@ -143,14 +143,15 @@ def world_count(data: Path) -> int:
     return len(json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"])
 
 
-def import_call(device: Path, record: Path, work: Path, deltas: Path) -> None:
+def import_call(device: Path, record: Path, work: Path, deltas: Path,
+                replace: bool = False) -> None:
     """The device call's results into the record, beside what the CPU stages recorded; a run
     it brought back (``gpu_run.py --bring-back``) as its delta in ``deltas`` (for the next
     lease to carry) and as a model folder in the work folder."""
     from learning_gpu import import_call as import_results
     from policy_delta import apply, receive_all
 
-    import_results(device, record)
+    import_results(device, record, replace)
     keep_record(work, record, RECORDED)
     for name, delta in receive_all(device, deltas).items():
         apply(delta, work / name)
@@ -260,7 +261,7 @@ def main() -> None:
     device_options(parser, "scale", RECORD, DOC)
     args = parser.parse_args()
     if args.from_device:
-        import_call(args.from_device, args.record, args.work, args.deltas)
+        import_call(args.from_device, args.record, args.work, args.deltas, args.replace)
     elif not args.table_only:
         args.work.mkdir(parents=True, exist_ok=True)
         prepare(args.work, Stages(args.work))

@@ -32,13 +32,28 @@ DOC = ROOT / "docs" / "learning_on_gpu.md"
 CUT = re.compile(r"(?P<run>.+-rl-\w+-s\d+)-b(?P<batches>\d+)\.jsonl")
 
 
-def import_call(out: Path, record: Path) -> None:
+def same_machine(record: Path, out: Path) -> bool:
+    """Whether the call in ``out`` ran on the machine whose results ``record`` holds: a warm
+    machine's list of stages only grows, so the record's stages begin the call's."""
+    recorded = record / "gpu_results.json"
+    if not recorded.is_file():
+        return True
+    before = json.loads(recorded.read_text())["stages"]
+    return json.loads((out / "gpu_results.json").read_text())["stages"][:len(before)] == before
+
+
+def import_call(out: Path, record: Path, replace: bool = False) -> None:
     """A call's results archive and tables into ``record``, replacing what was there (a warm
-    machine's work folder only grows, so its latest archive holds everything)."""
+    machine's work folder only grows, so its latest archive holds everything). A call of
+    another lease would lose the record's runs: it needs a record of its own, or ``replace``."""
     archive = out / "results.tar.gz"
     if not archive.is_file():
         raise SystemExit(f"{archive}: no results archive (is this a gpu_run.py --plan learning "
                          "call's files_at folder?)")
+    if not replace and not same_machine(record, out):
+        raise SystemExit(f"{out}: a call of another lease than {record}'s; importing it would "
+                         "drop that lease's results. Give it a record and a page of its own "
+                         "(--record DIR --doc PAGE), or --replace.")
     shutil.rmtree(record, ignore_errors=True)
     with tarfile.open(archive) as tar:
         tar.extractall(record, filter="data")
@@ -212,6 +227,8 @@ def device_options(parser: argparse.ArgumentParser, plan: str, record: Path, doc
     parser.add_argument("--doc", type=Path, default=doc)
     parser.add_argument("--deltas", type=Path, default=ROOT / "gpu_kit",
                         help="where the policies a call brought back go, as <run>-delta/")
+    parser.add_argument("--replace", action="store_true",
+                        help="import a call of another lease over the record's")
 
 
 def main() -> None:
@@ -221,7 +238,7 @@ def main() -> None:
     if args.from_device:
         from policy_delta import receive_all
 
-        import_call(args.from_device, args.record)
+        import_call(args.from_device, args.record, args.replace)
         receive_all(args.from_device, args.deltas)  # runs the call brought back
     write_page(args.record, args.doc)
 
