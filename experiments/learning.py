@@ -351,6 +351,7 @@ def main() -> None:
         "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), "--env", "live",
         "--out", rel(live), *rl_flags(args.quick), "--reward", "progress", "--seed", "0",
         *(["--resume"] if (live / "checkpoints").is_dir() else [])], live / "model" / "config.json")
+    evals.run("train-rl-progress-live", rel(train_worlds), f"hf:{rel(live / 'model')}", "--fast")
     if args.until == "rl":
         return write_doc(args, work, stages)
     best = f"hf:{rel(work / f'rl-progress-s{args.seeds[0]}' / 'model')}"
@@ -481,6 +482,11 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
                 shown.append("not run yet")
         rows.append(f"| after SFT + RL ({reward} reward) | {' | '.join(shown)} | "
                     f"{seed_interval(values)} |")
+    live = read_results(work / "eval" / "train-rl-progress-live.jsonl")
+    if live:  # learning.py's one run in Chromium, seed 0
+        rate = Rate("live", len(live), sum(r["success"] for r in live))
+        rows.append(f"| after SFT + RL (progress reward, live env) | {rate.shown()} of "
+                    f"{rate.episodes} |" + " |" * len(seeds))
     return rows
 
 

@@ -80,3 +80,5 @@ def test_the_command_prints_the_kinds_and_refuses_unrelated_files(tmp_path: Path
     done = CliRunner().invoke(app, ["eval", "diverge", str(results), str(unrelated)])
     assert done.exit_code != 0 and "share no failed episode" in done.output
     assert "Traceback" not in done.output
+    done = CliRunner().invoke(app, ["eval", "diverge", str(results), str(tmp_path / "typo.jsonl")])
+    assert done.exit_code != 0 and "typo.jsonl: no such results file" in done.output

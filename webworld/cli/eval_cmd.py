@@ -121,6 +121,8 @@ def _read_runs(*paths: Path) -> list[list[dict]]:
 
     runs = []
     for path in paths:
+        if not path.is_file():
+            raise UsageError("no such results file", str(path))
         records = read_results(path)
         if not records:
             raise UsageError("no episodes in this results file", str(path))
