@@ -29,20 +29,16 @@ RECORD = ROOT / "experiments" / "results" / "name-finding"
 RECORDED = ("stages.json", "eval/*.json", "*/sft_summary.json")
 DOC = ROOT / "docs" / "learning_names.md"
 BASE = data_scale.BASE  # learning.py's run: its export and SFT
-SCALE_RECORD = data_scale.RECORD
 START = BASE / "sft-relabel"  # learning.py's SFT run RL starts from
 HELDOUT_TURNS = data_scale.WORK / "heldout-data" / "sft" / "test.jsonl"  # data_scale.py's export
 FINE_TUNES = {"ft-control": ["--relabel-ids"], "ft-renamed": ["--relabel-ids", "--rename-choices"]}
 LABELS = {"sft-relabel": "learning.py's SFT, ids relabelled",
           "ft-control": "+ steps, ids relabelled (control)",
           "ft-renamed": "+ steps, ids relabelled, named choices renamed"}
-# what each policy is asked: held-out worlds' turns as exported, validation turns renamed;
-# data_scale.py asked learning.py's SFT policy both (the same commands)
+# what each policy is asked: held-out worlds' turns as exported, validation turns renamed
 ASKED = {"heldout": ("held-out worlds", HELDOUT_TURNS, []),
          "renamed": ("validation worlds, named choices renamed",
                      BASE / "data" / "sft" / "validation.jsonl", ["--rename-choices"])}
-ASKED_BEFORE = {"heldout": SCALE_RECORD / "eval" / "turns-heldout-sft-relabel.json",
-                "renamed": SCALE_RECORD / "eval" / "turns-sft-relabel-renamed.json"}
 
 
 def fine_tune(stages: Stages, work: Path, name: str, steps: int, lr: str) -> Path:
@@ -60,6 +56,23 @@ def ask(stages: Stages, work: Path, name: str, model: Path) -> None:
         stages.run(f"eval {result.stem}", [
             "eval", "turns", rel(chats), "--policy", f"hf:{rel(model)}", "-n", str(TURNS_SAMPLE),
             "--seed", "0", "--out", rel(result), *flags], result)
+
+
+def grounding_row(label: str, path: Path) -> str:
+    """Missed turns, those whose thought found the element but whose id is another's, and
+    those of them off by one line."""
+    if not path.is_file():
+        return f"| {label} | not run yet | | |"
+    got = json.loads(path.read_text())
+    if any("thought" not in m for m in got["misses"]):
+        return f"| {label} | {got['turns'] - got['correct']} | not recorded (an older eval) | |"
+    found = [m for m in got["misses"] if m["right_thought_wrong_id"]]
+    beside = sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"])) == 1 for m in found)
+    return f"| {label} | {got['turns'] - got['correct']} | {len(found)} | {beside} |"
+
+
+def bid(line: str) -> int:
+    return int(line[1:line.index("]")])
 
 
 def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
@@ -86,10 +99,16 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         *[f"- `{name}`: train loss {s['train_loss']:.3f}, validation loss "
           f"{s['validation_losses'][-1]:.3f}" for name, s in summaries.items()], "",
         header, "|---|" + "---|" * (4 + len(KINDS)),
-        *[turn_row([label, what_label], ASKED_BEFORE[what] if name == "sft-relabel"
-                   else record / "eval" / f"turns-{what}-{name}.json")
+        *[turn_row([label, what_label], record / "eval" / f"turns-{what}-{name}.json")
           for what, (what_label, _, _) in ASKED.items() for name, label in LABELS.items()], "",
-        f"The first policy's rows are data_scale.py's (`{rel(SCALE_RECORD)}/eval/`).", "",
+        "## Found, then not copied", "",
+        "The held-out turns each policy missed, by what its reply's thought says: how many name "
+        "the recorded element (“Europe”) while the action acts on another element, and how many "
+        "of those act on the line next to it (ids are the page's order there).", "",
+        "| policy | missed turns | thought names the right element, id another's | of which "
+        "the next or previous line's |", "|---|---|---|---|",
+        *[grounding_row(label, record / "eval" / f"turns-heldout-{name}.json")
+          for name, label in LABELS.items()], "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
     write_keeping_reading(doc, "\n".join(lines))
@@ -112,6 +131,7 @@ def main() -> None:
                                  "experiments/data_scale.py first")
         args.work.mkdir(parents=True, exist_ok=True)
         stages = Stages(args.work)
+        ask(stages, args.work, "sft-relabel", START / "model")
         for name in FINE_TUNES:
             ask(stages, args.work, name, fine_tune(stages, args.work, name, args.steps, args.lr) / "model")
         keep_record(args.work, args.record, RECORDED)

@@ -43,7 +43,7 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
     data.write_text("".join(json.dumps({"messages": c}) + "\n" for c in chats))
     # the endpoint answers by the recorded action: right, wrong id, wrong value or no action
     answers = {"click('2')": "Thought: go\nAction: click('2')",
-               "click('1')": "Thought: go\nAction: click('3')",
+               "click('1')": "Thought: I click “Accept all cookies”.\nAction: click('3')",
                "fill('4', 'ada@example.com')": "Thought: type\nAction: fill('4', 'ada')",
                "click('3')": "I do not know",
                "select_option('5', 'M')": "Thought: pick\nAction: select_option('5', 'M')"}
@@ -68,6 +68,11 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
     assert misses["click('1')"]["recorded_element"] == "[1] button 'Accept all cookies'"
     assert misses["click('1')"]["answered_element"] == "[3] link 'Hot desks'"
     assert misses["click('3')"]["answered"] is None and TASK in misses["click('3')"]["task"]
+    # the banner was named in the thought and another element's id acted on; a wrong value on
+    # the right element is not such a miss
+    assert misses["click('1')"]["thought"] == "I click “Accept all cookies”."
+    assert scores["right_thought_wrong_id"] == 1
+    assert "thought names the right element (the id acted on is another's): 1/3" in result.output
 
 
 def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path) -> None:

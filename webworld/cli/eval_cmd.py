@@ -261,6 +261,9 @@ def turns_cmd(
         table.add_row(kind, str(total), Rate(kind, total, right).shown() if total else "-")
     out.print(table)
     out.print(f"well-formed actions: {scores.well_formed}/{scores.turns}")
+    wrong = scores.turns - scores.correct
+    out.print(f"missed turns whose thought names the right element (the id acted on is "
+              f"another's): {scores.right_thought_wrong_id}/{wrong}")
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
                                     "relabel_ids": relabel, "move_choices": move,

@@ -47,23 +47,48 @@ class TurnScores:
     correct: int = 0
     well_formed: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
-    misses: list[dict[str, str | None]] = field(default_factory=list)
+    misses: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # why the policy gave no reply, per turn
 
-    def add(self, kind: str, answer: str | None, recorded: str, user: str = "") -> None:
+    def add(self, kind: str, answer: str | None, recorded: str, user: str = "",
+            reply: str = "") -> None:
         self.turns += 1
         self.well_formed += answer is not None
         self.correct += answer == recorded
         self.by_kind[kind][0] += answer == recorded
         self.by_kind[kind][1] += 1
         if answer != recorded:  # what a reader needs to see why: the task and both elements
-            self.misses.append({"kind": kind, "task": user.split("\n", 1)[0],
-                                "recorded": recorded, "recorded_element": element_line(user, recorded),
-                                "answered": answer, "answered_element": element_line(user, answer)})
+            wanted, acted = element_line(user, recorded), element_line(user, answer)
+            thought = thought_of(reply)
+            self.misses.append({
+                "kind": kind, "task": user.split("\n", 1)[0], "recorded": recorded,
+                "recorded_element": wanted, "answered": answer, "answered_element": acted,
+                "thought": thought, "right_thought_wrong_id": acted not in (None, wanted)
+                and names_element(thought, wanted)})
+
+    @property
+    def right_thought_wrong_id(self) -> int:
+        """Misses whose thought names the recorded element while the action acts on another:
+        the element was found, its id not copied from its line."""
+        return sum(bool(m["right_thought_wrong_id"]) for m in self.misses)
 
     def as_dict(self) -> dict[str, Any]:
         return {"turns": self.turns, "correct": self.correct, "well_formed": self.well_formed,
-                "by_kind": self.by_kind, "errors": self.errors, "misses": self.misses}
+                "by_kind": self.by_kind, "right_thought_wrong_id": self.right_thought_wrong_id,
+                "errors": self.errors, "misses": self.misses}
+
+
+def thought_of(reply: str) -> str:
+    """The text of a reply's ``Thought:`` line ("" without one)."""
+    return next((line.split(":", 1)[1].strip() for line in reply.splitlines()
+                 if line.startswith("Thought:")), "")
+
+
+def names_element(thought: str, line: str | None) -> bool:
+    """Whether ``thought`` quotes the name of the element on page line ``line``, as the
+    export's thoughts quote names (“Europe”)."""
+    name = parse_line(line)[3] if line else None
+    return bool(name) and f"“{name}”".casefold() in thought.casefold()
 
 
 def read_turns(path: Path, sample: int | None, seed: int) -> list[list[dict[str, str]]]:
@@ -118,7 +143,8 @@ def score_turns(policy: Any, chats: list[list[dict[str, str]]], batch: int = 8,
             user = chat[1]["content"]
             if replies[i].error:
                 scores.errors.append(replies[i].error)
-            scores.add(turn_kind(user, recorded), parse_reply(replies[i].text), recorded, user)
+            scores.add(turn_kind(user, recorded), parse_reply(replies[i].text), recorded, user,
+                       replies[i].text)
         if progress is not None:
             progress(len(part))
     return scores
