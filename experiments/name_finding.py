@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -31,23 +33,131 @@ DOC = ROOT / "docs" / "learning_names.md"
 BASE = data_scale.BASE  # learning.py's run: its export and SFT
 START = BASE / "sft-relabel"  # learning.py's SFT run RL starts from
 HELDOUT_TURNS = data_scale.WORK / "heldout-data" / "sft" / "test.jsonl"  # data_scale.py's export
-FINE_TUNES = {"ft-control": ["--relabel-ids"], "ft-renamed": ["--relabel-ids", "--rename-choices"]}
+FINE_TUNES = {"ft-control": ["--relabel-ids"], "ft-renamed": ["--relabel-ids", "--rename-choices"],
+              "ft-ids-last": []}  # its export is rewritten, ids relabelled once (below)
 LABELS = {"sft-relabel": "learning.py's SFT, ids relabelled",
           "ft-control": "+ steps, ids relabelled (control)",
           "ft-renamed": "+ steps, ids relabelled, named choices renamed"}
+FORMAT_LABEL = "+ steps, ids relabelled, ids after names"
 # what each policy is asked: held-out worlds' turns as exported, validation turns renamed
 ASKED = {"heldout": ("held-out worlds", HELDOUT_TURNS, []),
          "renamed": ("validation worlds, named choices renamed",
                      BASE / "data" / "sft" / "validation.jsonl", ["--rename-choices"])}
 
 
-def fine_tune(stages: Stages, work: Path, name: str, steps: int, lr: str) -> Path:
+def fine_tune(stages: Stages, work: Path, name: str, steps: int, lr: str,
+              data: Path = BASE / "data") -> Path:
     out = work / name
     stages.run(f"fine-tune {name}", [
-        "train", "sft", "--data", rel(BASE / "data"), "--model", rel(START / "model"),
+        "train", "sft", "--data", rel(data), "--model", rel(START / "model"),
         "--out", rel(out), "--max-steps", str(steps), "--lr", lr, "--seed", "0",
         *FINE_TUNES[name]], out / "sft_summary.json")
     return out
+
+
+# --- a probe of the format: ids after names, the reply quoting the target's line -------------
+# Not webworld's format (webworld/data/prompting.py): chats of the export rewritten so that a
+# page line reads ``menuitem 'Europe' [3]`` and the thought ends with the line it acts on, so
+# the id is written right after the name it follows on the page (copied forward).
+
+PAGE_ID = re.compile(r"^(\s*)\[(\d+)\] (.*)$", re.MULTILINE)
+ID_FIRST = "starts with its id in brackets, e.g. [12] button 'Search'."
+ID_LAST = "ends with its id in brackets, e.g. button 'Search' [12]."
+
+
+def ids_after_names(chat: list[dict[str, str]]) -> list[dict[str, str]]:
+    from webworld.browser.actions import parse_call, parse_reply
+    from webworld.data.prompting import assistant_message, page_line
+
+    system, user, reply = (m["content"] for m in chat)
+    action = parse_reply(reply) or ""
+    call = parse_call(action)
+    line = page_line(user, call.bid) if call is not None else None
+    thought = reply.split("\n", 1)[0].removeprefix("Thought: ")
+    if line is not None:
+        quoted = PAGE_ID.sub(r"\3 [\2]", line)
+        thought = f"{thought.rstrip('.')}: {quoted}."
+    return [{"role": "system", "content": system.replace(ID_FIRST, ID_LAST)},
+            {"role": "user", "content": PAGE_ID.sub(r"\1\3 [\2]", user)},
+            {"role": "assistant", "content": assistant_message(thought, action)}]
+
+
+def rewrite_export(data: Path, out: Path, splits: dict[str, Path], relabel: bool) -> Path:
+    """``splits`` (name: chats file) rewritten by :func:`ids_after_names` into ``out`` as an
+    export (with ``data``'s manifest); training chats with ids relabelled first, once (a
+    fine-tune of fewer steps than chats sees each once)."""
+    import random
+
+    from webworld.data.augment import relabel_ids
+    from webworld.fsio import atomic_write_text
+
+    if (out / ".done").is_file():
+        return out
+    (out / "sft").mkdir(parents=True, exist_ok=True)
+    shutil.copy(data / "manifest.json", out / "manifest.json")
+    rng = random.Random(0)
+    for split, path in splits.items():
+        chats = [json.loads(line)["messages"] for line in path.read_text().splitlines() if line]
+        chats = [[{"role": m["role"], "content": m["content"]} for m in c] for c in chats]
+        if relabel and split == "train":
+            chats = [relabel_ids(c, rng) for c in chats]
+        atomic_write_text(out / "sft" / f"{split}.jsonl", "".join(
+            json.dumps({"messages": ids_after_names(c)}) + "\n" for c in chats))
+    (out / ".done").touch()
+    return out
+
+
+def probe_format(stages: Stages, work: Path, steps: int, lr: str) -> None:
+    """The fine-tune on the rewritten export, then the rewritten held-out turns asked."""
+    sft = BASE / "data" / "sft"
+    data = rewrite_export(BASE / "data", work / "ids-last-data",
+                          {"train": sft / "train.jsonl", "validation": sft / "validation.jsonl"},
+                          relabel=True)
+    heldout = rewrite_export(BASE / "data", work / "ids-last-heldout", {"test": HELDOUT_TURNS},
+                             relabel=False)
+    model = fine_tune(stages, work, "ft-ids-last", steps, lr, data) / "model"
+    result = work / "eval" / "turns-heldout-ft-ids-last.json"
+    stages.run(f"eval {result.stem}", [
+        "eval", "turns", rel(heldout / "sft" / "test.jsonl"), "--policy", f"hf:{rel(model)}",
+        "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
+
+
+def format_rows(record: Path) -> list[str]:
+    """Held-out turns of the control and the format probe: all, and named."""
+    from webworld.eval.results import Rate
+
+    rows = ["| policy | page lines | turns | answered as recorded [95% CI] | named |",
+            "|---|---|---|---|---|"]
+    for name, label, lines in (
+            ("ft-control", LABELS["ft-control"], "`[3] menuitem 'Europe'`"),
+            ("ft-ids-last", FORMAT_LABEL, "`menuitem 'Europe' [3]`, the thought quoting it")):
+        path = record / "eval" / f"turns-heldout-{name}.json"
+        if not path.is_file():
+            rows.append(f"| {label} | {lines} | not run yet | | |")
+            continue
+        got = json.loads(path.read_text())
+        named = (Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
+                 if name == "ft-control" else named_share(path, HELDOUT_TURNS))
+        rows.append(f"| {label} | {lines} | {got['turns']} | "
+                    f"{Rate(name, got['turns'], got['correct']).shown()} | {named} |")
+    return rows
+
+
+def named_share(result: Path, asked: Path) -> str:
+    """Named turns answered as recorded, for a result of rewritten turns: each turn's kind
+    read from the turns as exported (the same sample, the same order), as `webworld eval
+    turns` reads it there."""
+    from webworld.browser.actions import parse_reply
+    from webworld.eval.results import Rate
+    from webworld.eval.turns import read_turns, turn_kind
+
+    got = json.loads(result.read_text())
+    kinds = {(c[1]["content"].split("\n", 1)[0], parse_reply(c[2]["content"])):
+             turn_kind(c[1]["content"], parse_reply(c[2]["content"]))
+             for c in read_turns(asked, TURNS_SAMPLE, 0)}
+    named = sum(kind == "named" for kind in kinds.values())
+    missed = sum(kinds.get((m["task"], m["recorded"])) == "named" for m in got["misses"])
+    return Rate("named", named, named - missed).shown()
 
 
 def ask(stages: Stages, work: Path, name: str, model: Path) -> None:
@@ -109,6 +219,14 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         "the next or previous line's |", "|---|---|---|---|",
         *[grounding_row(label, record / "eval" / f"turns-heldout-{name}.json")
           for name, label in LABELS.items()], "",
+        "## A format where the id follows the name (a probe)", "",
+        "The export and the held-out turns rewritten (by this script, not webworld's format): "
+        "each page line's id moved after the line (`menuitem 'Europe' [3]`, the system prompt "
+        "saying so) and each reply's thought ending with the line it acts on, so the id is "
+        "written right after the name it follows on the page. The start was trained on the "
+        "other format; both rows had as many steps to adapt. Named turns are those `webworld "
+        "eval turns` calls named in the turns as exported.", "",
+        *format_rows(record), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
     write_keeping_reading(doc, "\n".join(lines))
@@ -132,8 +250,9 @@ def main() -> None:
         args.work.mkdir(parents=True, exist_ok=True)
         stages = Stages(args.work)
         ask(stages, args.work, "sft-relabel", START / "model")
-        for name in FINE_TUNES:
+        for name in ("ft-control", "ft-renamed"):
             ask(stages, args.work, name, fine_tune(stages, args.work, name, args.steps, args.lr) / "model")
+        probe_format(stages, args.work, args.steps, args.lr)
         keep_record(args.work, args.record, RECORDED)
     write_page(args.record, args.doc, args.steps, args.lr)
 
