@@ -3,7 +3,9 @@ check of `--rename-choices` before a GPU lease trains on it (data_scale.py's
 ``sft-scale-names``): learning.py's SFT policy fine-tuned for a few steps on its own export,
 once with ids relabelled (the control: as many more steps, as it was trained) and once with
 named choices renamed as well, each then asked the held-out worlds' turns and the validation
-turns with their named choices renamed. Writes docs/learning_names.md.
+turns with their named choices renamed. Then a probe of why (the misses' thoughts name the
+right element): the export rewritten so each id follows its element's name, fine-tuned alike
+and asked the held-out turns rewritten the same way. Writes docs/learning_names.md.
 
     .venv/bin/python experiments/name_finding.py        # after learning.py and data_scale.py
 
@@ -122,25 +124,59 @@ def probe_format(stages: Stages, work: Path, steps: int, lr: str) -> None:
         "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
 
 
-def format_rows(record: Path) -> list[str]:
-    """Held-out turns of the control and the format probe: all, and named."""
+def format_rows(record: Path, rewritten: Path) -> list[str]:
+    """Held-out turns of the control and the format probe (asked ``rewritten``, the held-out
+    turns rewritten): all, named, and the misses that found the element but not its id."""
     from webworld.eval.results import Rate
 
-    rows = ["| policy | page lines | turns | answered as recorded [95% CI] | named |",
-            "|---|---|---|---|---|"]
+    rows = ["| policy | page lines | turns | answered as recorded [95% CI] | named | missed | "
+            "thought names the right element, id another's (next or previous line's) |",
+            "|---|---|---|---|---|---|---|"]
     for name, label, lines in (
             ("ft-control", LABELS["ft-control"], "`[3] menuitem 'Europe'`"),
             ("ft-ids-last", FORMAT_LABEL, "`menuitem 'Europe' [3]`, the thought quoting it")):
         path = record / "eval" / f"turns-heldout-{name}.json"
-        if not path.is_file():
-            rows.append(f"| {label} | {lines} | not run yet | | |")
+        # the probe's cells read the turns asked (run folders, not the record): without them
+        # the row is left as "not run yet", and the page keeps the row it had
+        if not path.is_file() or not (name == "ft-control" or rewritten.is_file()):
+            rows.append(f"| {label} | {lines} | not run yet | | | | |")
             continue
         got = json.loads(path.read_text())
-        named = (Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
-                 if name == "ft-control" else named_share(path, HELDOUT_TURNS))
+        if name == "ft-control":
+            named = Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
+            found = [m for m in got["misses"] if m["right_thought_wrong_id"]]
+            wrong_id = (len(found), sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"]))
+                                        == 1 for m in found))
+        else:
+            named = named_share(path, HELDOUT_TURNS)
+            wrong_id = quoted_right_line(path, rewritten)
         rows.append(f"| {label} | {lines} | {got['turns']} | "
-                    f"{Rate(name, got['turns'], got['correct']).shown()} | {named} |")
+                    f"{Rate(name, got['turns'], got['correct']).shown()} | {named} | "
+                    f"{got['turns'] - got['correct']} | {wrong_id[0]} ({wrong_id[1]}) |")
     return rows
+
+
+QUOTED = re.compile(r": (?P<line>.*) \[(?P<bid>\d+)\]\.$")  # a rewritten thought's end
+
+
+def quoted_right_line(result: Path, asked: Path) -> tuple[int, int]:
+    """Misses of the rewritten turns whose thought quotes the recorded element's line, name
+    and all, followed by another id; and those of them whose id is a neighbour's (±1)."""
+    from webworld.eval.turns import read_turns
+
+    pages = {(c[1]["content"].split("\n", 1)[0], c[2]["content"].rsplit("Action: ", 1)[1]):
+             c[1]["content"] for c in read_turns(asked, None, 0)}
+    found = beside = 0
+    for miss in json.loads(result.read_text())["misses"]:
+        quoted = QUOTED.search(miss["thought"])
+        recorded = re.search(r"'(\d+)'", miss["recorded"])
+        if quoted is None or recorded is None:
+            continue
+        user = pages[(miss["task"], miss["recorded"])]
+        if f"\n{quoted['line']} [{recorded[1]}]" in user and quoted["bid"] != recorded[1]:
+            found += 1
+            beside += abs(int(quoted["bid"]) - int(recorded[1])) == 1
+    return found, beside
 
 
 def named_share(result: Path, asked: Path) -> str:
@@ -226,7 +262,7 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         "written right after the name it follows on the page. The start was trained on the "
         "other format; both rows had as many steps to adapt. Named turns are those `webworld "
         "eval turns` calls named in the turns as exported.", "",
-        *format_rows(record), "",
+        *format_rows(record, WORK / "ids-last-heldout" / "sft" / "test.jsonl"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
     write_keeping_reading(doc, "\n".join(lines))
