@@ -144,9 +144,7 @@ def format_rows(record: Path, rewritten: Path) -> list[str]:
         got = json.loads(path.read_text())
         if name == "ft-control":
             named = Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
-            found = [m for m in got["misses"] if m["right_thought_wrong_id"]]
-            wrong_id = (len(found), sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"]))
-                                        == 1 for m in found))
+            wrong_id = found_not_copied(got)
         else:
             named = named_share(path, HELDOUT_TURNS)
             wrong_id = quoted_right_line(path, rewritten)
@@ -212,13 +210,19 @@ def grounding_row(label: str, path: Path) -> str:
     got = json.loads(path.read_text())
     if any("thought" not in m for m in got["misses"]):
         return f"| {label} | {got['turns'] - got['correct']} | not recorded (an older eval) | |"
+    found, beside = found_not_copied(got)
+    return f"| {label} | {got['turns'] - got['correct']} | {found} | {beside} |"
+
+
+def found_not_copied(got: dict) -> tuple[int, int]:
+    """Of a `webworld eval turns` result's misses: those whose thought names the recorded
+    element while the action acts on another, and those of them on a neighbouring line."""
+    def bid(line: str) -> int:
+        return int(line[1:line.index("]")])
+
     found = [m for m in got["misses"] if m["right_thought_wrong_id"]]
-    beside = sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"])) == 1 for m in found)
-    return f"| {label} | {got['turns'] - got['correct']} | {len(found)} | {beside} |"
-
-
-def bid(line: str) -> int:
-    return int(line[1:line.index("]")])
+    return len(found), sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"])) == 1
+                           for m in found)
 
 
 def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
