@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,7 +38,7 @@ BASE = data_scale.BASE  # learning.py's run: its export and SFT
 START = BASE / "sft-relabel"  # learning.py's SFT run RL starts from
 HELDOUT_TURNS = data_scale.WORK / "heldout-data" / "sft" / "test.jsonl"  # data_scale.py's export
 FINE_TUNES = {"ft-control": ["--relabel-ids"], "ft-renamed": ["--relabel-ids", "--rename-choices"],
-              "ft-ids-last": []}  # its export is rewritten, ids relabelled once (below)
+              "ft-ids-last": [], "ft-shuffled": []}  # their exports are rewritten (below)
 LABELS = {"sft-relabel": "learning.py's SFT, ids relabelled",
           "ft-control": "+ steps, ids relabelled (control)",
           "ft-renamed": "+ steps, ids relabelled, named choices renamed"}
@@ -84,13 +86,13 @@ def ids_after_names(chat: list[dict[str, str]]) -> list[dict[str, str]]:
             {"role": "assistant", "content": assistant_message(thought, action)}]
 
 
-def rewrite_export(data: Path, out: Path, splits: dict[str, Path], relabel: bool) -> Path:
-    """``splits`` (name: chats file) rewritten by :func:`ids_after_names` into ``out`` as an
-    export (with ``data``'s manifest); training chats with ids relabelled first, once (a
-    fine-tune of fewer steps than chats sees each once)."""
-    import random
+Rewrite = Callable[[list[dict[str, str]], random.Random], list[dict[str, str]]]
 
-    from webworld.data.augment import relabel_ids
+
+def rewrite_export(data: Path, out: Path, splits: dict[str, tuple[Path, Rewrite]]) -> Path:
+    """``splits`` (name: chats file and how to rewrite each chat) into ``out`` as an export
+    (with ``data``'s manifest), once: a fine-tune of fewer steps than chats sees each chat
+    once, so an augmentation drawn here is as good as one drawn every epoch."""
     from webworld.fsio import atomic_write_text
 
     if (out / ".done").is_file():
@@ -98,29 +100,39 @@ def rewrite_export(data: Path, out: Path, splits: dict[str, Path], relabel: bool
     (out / "sft").mkdir(parents=True, exist_ok=True)
     shutil.copy(data / "manifest.json", out / "manifest.json")
     rng = random.Random(0)
-    for split, path in splits.items():
+    for split, (path, rewrite) in splits.items():
         chats = [json.loads(line)["messages"] for line in path.read_text().splitlines() if line]
         chats = [[{"role": m["role"], "content": m["content"]} for m in c] for c in chats]
-        if relabel and split == "train":
-            chats = [relabel_ids(c, rng) for c in chats]
         atomic_write_text(out / "sft" / f"{split}.jsonl", "".join(
-            json.dumps({"messages": ids_after_names(c)}) + "\n" for c in chats))
+            json.dumps({"messages": rewrite(c, rng)}) + "\n" for c in chats))
     (out / ".done").touch()
     return out
 
 
 def probe_format(stages: Stages, work: Path, steps: int, lr: str) -> None:
     """The fine-tune on the rewritten export, then the rewritten held-out turns asked."""
+    from webworld.data.augment import relabel_ids
+
     sft = BASE / "data" / "sft"
-    data = rewrite_export(BASE / "data", work / "ids-last-data",
-                          {"train": sft / "train.jsonl", "validation": sft / "validation.jsonl"},
-                          relabel=True)
-    heldout = rewrite_export(BASE / "data", work / "ids-last-heldout", {"test": HELDOUT_TURNS},
-                             relabel=False)
+    as_is = lambda chat, rng: ids_after_names(chat)  # noqa: E731
+    data = rewrite_export(BASE / "data", work / "ids-last-data", {
+        "train": (sft / "train.jsonl", lambda chat, rng: ids_after_names(relabel_ids(chat, rng))),
+        "validation": (sft / "validation.jsonl", as_is)})
+    heldout = rewrite_export(BASE / "data", work / "ids-last-heldout",
+                             {"test": (HELDOUT_TURNS, as_is)})
     model = fine_tune(stages, work, "ft-ids-last", steps, lr, data) / "model"
     result = work / "eval" / "turns-heldout-ft-ids-last.json"
     stages.run(f"eval {result.stem}", [
         "eval", "turns", rel(heldout / "sft" / "test.jsonl"), "--policy", f"hf:{rel(model)}",
+        "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
+    # ids in no page order: only copying gives them (webworld's format otherwise)
+    data = rewrite_export(BASE / "data", work / "shuffled-data", {
+        "train": (sft / "train.jsonl", lambda chat, rng: relabel_ids(chat, rng, ordered=False)),
+        "validation": (sft / "validation.jsonl", lambda chat, rng: chat)})
+    model = fine_tune(stages, work, "ft-shuffled", steps, lr, data) / "model"
+    result = work / "eval" / "turns-heldout-ft-shuffled.json"
+    stages.run(f"eval {result.stem}", [
+        "eval", "turns", rel(HELDOUT_TURNS), "--policy", f"hf:{rel(model)}",
         "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
 
 
@@ -134,15 +146,16 @@ def format_rows(record: Path, rewritten: Path) -> list[str]:
             "|---|---|---|---|---|---|---|"]
     for name, label, lines in (
             ("ft-control", LABELS["ft-control"], "`[3] menuitem 'Europe'`"),
+            ("ft-shuffled", "+ steps, ids relabelled in no page order", "`[3] menuitem 'Europe'`"),
             ("ft-ids-last", FORMAT_LABEL, "`menuitem 'Europe' [3]`, the thought quoting it")):
         path = record / "eval" / f"turns-heldout-{name}.json"
         # the probe's cells read the turns asked (run folders, not the record): without them
         # the row is left as "not run yet", and the page keeps the row it had
-        if not path.is_file() or not (name == "ft-control" or rewritten.is_file()):
+        if not path.is_file() or not (name != "ft-ids-last" or rewritten.is_file()):
             rows.append(f"| {label} | {lines} | not run yet | | | | |")
             continue
         got = json.loads(path.read_text())
-        if name == "ft-control":
+        if name != "ft-ids-last":  # webworld's format: `webworld eval turns` reads it
             named = Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
             wrong_id = found_not_copied(got)
         else:

@@ -31,6 +31,15 @@ def test_relabelled_ids_keep_page_history_and_reply_pointing_at_the_same_element
         home = next(line for line in user.splitlines() if "link 'Home'" in line)
         assert f"click('{home.strip()[1:].split(']')[0]}')  [button 'Accept all cookies']" in user
         assert "Book a studio." in user and "menuitem 'Hot desks'" in user
+    # unordered: the same elements, ids in no page order in some draws
+    unordered = [relabel_ids(chat, random.Random(seed), ordered=False) for seed in range(20)]
+    orders = [[int(line.strip()[1:].split("]")[0]) for line in d[1]["content"].splitlines()
+               if line.strip().startswith("[") and "] " in line] for d in unordered]
+    assert any(ids != sorted(ids) for ids in orders)
+    for new, ids in zip(unordered, orders, strict=True):
+        box = next(line for line in new[1]["content"].splitlines() if "textbox 'Email'" in line)
+        assert new[2]["content"].endswith(f"fill('{box.strip()[1:].split(']')[0]}', 'a@b.c')")
+        assert len(set(ids)) == 4
 
 
 def test_a_varied_value_is_new_of_its_field_and_replaced_wherever_the_turn_shows_it() -> None:

@@ -44,18 +44,20 @@ def _replace_in_turn(chat: Chat, change: Callable[[str], str]) -> Chat:
     return [m if m["role"] == "system" else {**m, "content": change(m["content"])} for m in chat]
 
 
-def relabel_ids(chat: Chat, rng: random.Random) -> Chat:
+def relabel_ids(chat: Chat, rng: random.Random, ordered: bool = True) -> Chat:
     """``chat`` with its element ids renumbered: the ids of the user message and the reply
     mapped in order onto a random increasing draw from 1..3N (N the largest id), page lines,
-    history and action alike. A site's ids follow its layout, so a model trained on a few
-    sites can answer by remembered number; renumbered turns say the same thing with ids that
-    only reading the page gives. The system prompt is kept."""
+    history and action alike; with ``ordered`` false, onto the draw in random order, so that
+    no count down the page comes close to an id. A site's ids follow its layout, so a model
+    trained on a few sites can answer by remembered number; renumbered turns say the same
+    thing with ids that only reading the page gives. The system prompt is kept."""
     turn = "\n".join(m["content"] for m in chat if m["role"] != "system")
     ids = sorted({int(m.group(2)) for m in _LINE_ID.finditer(turn)}
                  | {int(m.group(2)) for m in _CALL_ID.finditer(turn)})
     if not ids:
         return chat
-    new = dict(zip(ids, sorted(rng.sample(range(1, 3 * ids[-1] + 1), len(ids))), strict=True))
+    drawn = rng.sample(range(1, 3 * ids[-1] + 1), len(ids))
+    new = dict(zip(ids, sorted(drawn) if ordered else drawn, strict=True))
 
     def renumber(text: str) -> str:
         text = _LINE_ID.sub(lambda m: f"{m.group(1)}[{new[int(m.group(2))]}] ", text)
