@@ -272,13 +272,16 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         "the next or previous line's |", "|---|---|---|---|",
         *[grounding_row(label, record / "eval" / f"turns-heldout-{name}.json")
           for name, label in LABELS.items()], "",
-        "## A format where the id follows the name (a probe)", "",
-        "The export and the held-out turns rewritten (by this script, not webworld's format): "
-        "each page line's id moved after the line (`menuitem 'Europe' [3]`, the system prompt "
-        "saying so) and each reply's thought ending with the line it acts on, so the id is "
-        "written right after the name it follows on the page. The start was trained on the "
-        "other format; both rows had as many steps to adapt. Named turns are those `webworld "
-        "eval turns` calls named in the turns as exported.", "",
+        "## Probes: where the id comes from", "",
+        "Two more fine-tunes of the same length from the same start, each asked the held-out "
+        "turns. **Ids in no page order:** the training chats' ids relabelled onto a random "
+        "draw in random order (`relabel_ids(ordered=False)`), so no count down the page comes "
+        "close; asked as exported. **Ids after names:** the export and the held-out turns "
+        "rewritten (by this script, not webworld's format): each page line's id moved after the "
+        "line (`menuitem 'Europe' [3]`, the system prompt saying so) and each thought ending "
+        "with the line it acts on, so the id is written right after the name it follows on the "
+        "page; the start was trained on the other format. Named turns are those `webworld eval "
+        "turns` calls named in the turns as exported.", "",
         *format_rows(record, WORK / "ids-last-heldout" / "sft" / "test.jsonl"), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
