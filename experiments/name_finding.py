@@ -151,7 +151,7 @@ def format_rows(record: Path, rewritten: Path) -> list[str]:
         path = record / "eval" / f"turns-heldout-{name}.json"
         # the probe's cells read the turns asked (run folders, not the record): without them
         # the row is left as "not run yet", and the page keeps the row it had
-        if not path.is_file() or not (name != "ft-ids-last" or rewritten.is_file()):
+        if not path.is_file() or (name == "ft-ids-last" and not rewritten.is_file()):
             rows.append(f"| {label} | {lines} | not run yet | | | | |")
             continue
         got = json.loads(path.read_text())
