@@ -121,19 +121,14 @@ def probe_format(stages: Stages, work: Path, steps: int, lr: str) -> None:
     heldout = rewrite_export(BASE / "data", work / "ids-last-heldout",
                              {"test": (HELDOUT_TURNS, as_is)})
     model = fine_tune(stages, work, "ft-ids-last", steps, lr, data) / "model"
-    result = work / "eval" / "turns-heldout-ft-ids-last.json"
-    stages.run(f"eval {result.stem}", [
-        "eval", "turns", rel(heldout / "sft" / "test.jsonl"), "--policy", f"hf:{rel(model)}",
-        "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
+    ask_turns(stages, work / "eval" / "turns-heldout-ft-ids-last.json",
+              heldout / "sft" / "test.jsonl", model)
     # ids in no page order: only copying gives them (webworld's format otherwise)
     data = rewrite_export(BASE / "data", work / "shuffled-data", {
         "train": (sft / "train.jsonl", lambda chat, rng: relabel_ids(chat, rng, ordered=False)),
         "validation": (sft / "validation.jsonl", lambda chat, rng: chat)})
     model = fine_tune(stages, work, "ft-shuffled", steps, lr, data) / "model"
-    result = work / "eval" / "turns-heldout-ft-shuffled.json"
-    stages.run(f"eval {result.stem}", [
-        "eval", "turns", rel(HELDOUT_TURNS), "--policy", f"hf:{rel(model)}",
-        "-n", str(TURNS_SAMPLE), "--seed", "0", "--out", rel(result)], result)
+    ask_turns(stages, work / "eval" / "turns-heldout-ft-shuffled.json", HELDOUT_TURNS, model)
 
 
 def format_rows(record: Path, rewritten: Path) -> list[str]:
@@ -209,10 +204,14 @@ def named_share(result: Path, asked: Path) -> str:
 
 def ask(stages: Stages, work: Path, name: str, model: Path) -> None:
     for what, (_, chats, flags) in ASKED.items():
-        result = work / "eval" / f"turns-{what}-{name}.json"
-        stages.run(f"eval {result.stem}", [
-            "eval", "turns", rel(chats), "--policy", f"hf:{rel(model)}", "-n", str(TURNS_SAMPLE),
-            "--seed", "0", "--out", rel(result), *flags], result)
+        ask_turns(stages, work / "eval" / f"turns-{what}-{name}.json", chats, model, flags)
+
+
+def ask_turns(stages: Stages, result: Path, chats: Path, model: Path,
+              flags: list[str] = ()) -> None:
+    stages.run(f"eval {result.stem}", [
+        "eval", "turns", rel(chats), "--policy", f"hf:{rel(model)}", "-n", str(TURNS_SAMPLE),
+        "--seed", "0", "--out", rel(result), *flags], result)
 
 
 def grounding_row(label: str, path: Path) -> str:
