@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.agents.scripted_llm import Reply, Script, create_scripted_app
@@ -117,8 +118,10 @@ def _correct_with(flag: str, tmp_path: Path) -> dict[tuple[str, bool], int]:
     return correct
 
 
-def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(tmp_path: Path) -> None:
-    correct = _correct_with("--relabel-ids", tmp_path)
+@pytest.mark.parametrize("flag", ["--relabel-ids", "--shuffle-ids"])
+def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(
+        flag: str, tmp_path: Path) -> None:
+    correct = _correct_with(flag, tmp_path)
     assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
     assert correct["rememberer", True] < 3  # '2' is rarely Studios' number once renumbered
 

@@ -138,6 +138,34 @@ def test_relabelled_ids_are_new_each_epoch_and_what_the_model_learns_from(
         "relabel_ids"] is True
 
 
+def test_shuffled_ids_leave_page_order_and_exclude_relabelled_ids(
+        export: Path, tmp_path: Path) -> None:
+    """--shuffle-ids: page lines' ids in no order (--relabel-ids keeps page order); asking
+    for both is a clear error, in settings and on the command line."""
+    from typer.testing import CliRunner
+
+    from webworld.cli.main import app
+    from webworld.train.sft import augmented_chats, fitting_chats
+
+    tokenizer = tiny_tokenizer()
+    chats, _ = fitting_chats(tokenizer, read_split(export, "train"), 1024)
+
+    def page_ids(mode: str) -> list[list[int]]:
+        encoded = augmented_chats(tokenizer, chats, settings(export, tmp_path, **{mode: True}), 0)
+        pages = (tokenizer.decode(chat.prompt_ids).split("Page:\n", 1)[1] for chat in encoded)
+        return [[int(i) for i in re.findall(r"^\s*\[(\d+)\] ", page, re.M)] for page in pages]
+
+    assert all(ids == sorted(ids) for ids in page_ids("relabel_ids"))
+    shuffled = page_ids("shuffle_ids")
+    assert sum(ids != sorted(ids) for ids in shuffled) > len(shuffled) // 4  # 2-line pages
+    with pytest.raises(ValueError, match="choose one"):
+        settings(export, tmp_path, relabel_ids=True, shuffle_ids=True)
+    both = CliRunner().invoke(app, ["train", "sft", "--data", str(export), "--model", "tiny",
+                                    "--out", str(tmp_path / "run"), "--relabel-ids",
+                                    "--shuffle-ids"])
+    assert both.exit_code == 2 and "choose one" in both.output and "Traceback" not in both.output
+
+
 def test_moved_choices_reach_the_chats_an_epoch_learns_from(export: Path, tmp_path: Path) -> None:
     from webworld.data.prompting import step_messages
     from webworld.train.sft import augmented_chats, fitting_chats

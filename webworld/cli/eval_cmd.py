@@ -211,6 +211,9 @@ def turns_cmd(
     relabel: bool = typer.Option(False, "--relabel-ids", help="Ask each turn with its element ids "
                                  "renumbered (seeded, in page order): a model that remembers "
                                  "ids rather than reading them falls here."),
+    shuffle: bool = typer.Option(False, "--shuffle-ids", help="Like --relabel-ids, in no page "
+                                 "order: a model that counts down the page rather than copying "
+                                 "the id from its line falls here."),
     move: bool = typer.Option(False, "--move-choices", help="Ask each turn whose task names the "
                               "element it picks with that element moved to a sibling's place "
                               "(seeded): a model that picks by place, not by name, falls here."),
@@ -240,8 +243,10 @@ def turns_cmd(
         chats = [move_choice(chat, rng) for chat in chats]
     if rename:
         chats = [rename_choice(chat, rng) for chat in chats]
-    if relabel:
-        chats = [relabel_ids(chat, rng) for chat in chats]
+    if relabel and shuffle:
+        raise UsageError("--relabel-ids and --shuffle-ids both renumber ids: choose one")
+    if relabel or shuffle:
+        chats = [relabel_ids(chat, rng, ordered=not shuffle) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
                               config_file=config_file, budget_usd=budget)
     try:
@@ -266,6 +271,7 @@ def turns_cmd(
               f"another's): {scores.right_thought_wrong_id}/{wrong}")
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
-                                    "relabel_ids": relabel, "move_choices": move,
+                                    "relabel_ids": relabel, "shuffle_ids": shuffle,
+                                    "move_choices": move,
                                     "rename_choices": rename,
                                     **scores.as_dict()})

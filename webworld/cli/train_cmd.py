@@ -45,6 +45,9 @@ def sft_cmd(
     relabel_ids: bool = typer.Option(False, "--relabel-ids", help="Renumber each chat's element "
                                      "ids at random (in page order) every epoch, so ids are "
                                      "read off the page, not learnt by heart."),
+    shuffle_ids: bool = typer.Option(False, "--shuffle-ids", help="Like --relabel-ids, in no "
+                                     "page order: no count down the page gives an id, only "
+                                     "copying it from its line does."),
     vary_values: bool = typer.Option(False, "--vary-values", help="Replace the value each chat "
                                      "types (the task gives it) with a new one of its field "
                                      "every epoch, so values are copied, not recalled."),
@@ -66,11 +69,13 @@ def sft_cmd(
         settings = SFTSettings(data=data, extra_data=extra_data, model=model, out=run_dir,
                                batch_size=batch_size, max_length=max_length, max_steps=max_steps,
                                seed=seed, device=device, relabel_ids=relabel_ids,
+                               shuffle_ids=shuffle_ids,
                                vary_values=vary_values, move_choices=move_choices,
                                rename_choices=rename_choices,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
-        raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+        raise UsageError("; ".join(": ".join(filter(None, (".".join(map(str, e["loc"])),
+                                                           e["msg"])))
                                    for e in exc.errors())) from None
     result = run_sft(settings, progress=True)
     vals = ", ".join(f"{v:.4f}" for v in result.validation_losses) or "no validation split"

@@ -9,8 +9,8 @@ The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`
 fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
-only its top layers (``train_layers``). With ``relabel_ids``, ``vary_values``,
-``move_choices`` and ``rename_choices`` every epoch sees each chat anew
+only its top layers (``train_layers``). With ``relabel_ids`` (or ``shuffle_ids``),
+``vary_values``, ``move_choices`` and ``rename_choices`` every epoch sees each chat anew
 (:mod:`webworld.data.augment`: its element ids renumbered, the value it types replaced, the
 element it picks moved to a sibling's place or renamed), so ids, values and choices come from
 reading the page and the task, not from remembering a few sites. A checkpoint comes every
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_value
 from webworld.errors import UsageError
@@ -104,6 +104,8 @@ class SFTSettings(BaseModel):
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
     relabel_ids: bool = Field(False, description="Renumber each chat's element ids at random "
                               "(in page order) every epoch: ids learnt by reading, not by heart.")
+    shuffle_ids: bool = Field(False, description="Like relabel_ids, but in no page order: no "
+                              "count down the page comes close to an id, only copying gives it.")
     vary_values: bool = Field(False, description="Replace the value a chat's reply types (given "
                               "by the task) with a new one of its field every epoch.")
     move_choices: bool = Field(False, description="Move the element a chat's reply acts on "
@@ -113,7 +115,14 @@ class SFTSettings(BaseModel):
 
     @property
     def augments(self) -> bool:
-        return self.relabel_ids or self.vary_values or self.move_choices or self.rename_choices
+        return (self.relabel_ids or self.shuffle_ids or self.vary_values or self.move_choices
+                or self.rename_choices)
+
+    @model_validator(mode="after")
+    def _one_way_of_renumbering(self) -> SFTSettings:
+        if self.relabel_ids and self.shuffle_ids:
+            raise ValueError("relabel_ids and shuffle_ids both renumber ids: choose one")
+        return self
 
 
 @dataclass
@@ -288,8 +297,8 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
         chats = [rename_choice(chat, rng) for chat in chats]
     if settings.vary_values:
         chats = [vary_value(chat, rng) for chat in chats]
-    if settings.relabel_ids:
-        chats = [relabel_ids(chat, rng) for chat in chats]
+    if settings.relabel_ids or settings.shuffle_ids:
+        chats = [relabel_ids(chat, rng, ordered=not settings.shuffle_ids) for chat in chats]
     return encode_chats(tokenizer, chats, None)
 
 
