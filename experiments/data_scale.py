@@ -4,8 +4,9 @@ profiles at new seeds, 4 task instances each (more values and choices per task),
 SmolLM2 with the same optimiser steps as learning.py's recipe on its export alone: the data
 grows, the compute does not. Runs
 side by side on a GPU, ids relabelled (``sft-scale``), with values varied and choices moved
-besides (``sft-scale-aug``), and with the choices renamed too (``sft-scale-names``, a later
-lease); each on the held-out worlds, 160 validation turns and the
+besides (``sft-scale-aug``), and, for later leases, with the choices renamed too
+(``sft-scale-names``) or the ids in no page order instead (``sft-scale-shuffled``); each on
+the held-out worlds, 160 validation turns and the
 ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluated on a GPU
 lease. Writes docs/learning_scale.md.
 
@@ -16,7 +17,7 @@ lease. Writes docs/learning_scale.md.
     .venv/bin/python experiments/data_scale.py --table-only        # the page from the record
 
 A later lease's runs (more epochs at a GPU's batch: gpu_run.py --scale-runs sft-scale-aug
-sft-scale-names --sft-epochs 3 --sft-batch 32) go to a record and page of their own
+sft-scale-shuffled --sft-epochs 3 --sft-batch 32) go to a record and page of their own
 (--record, --doc).
 
 The builds took 564 and 548 s side by side on 2 cores (this script runs them one after the
@@ -55,13 +56,18 @@ EXPLORE = ["--max-instances", "4", "--max-shortest", "1", "--max-longer", "1"]
 # the SFT runs and their flags (besides the data, the model and the steps); the third takes
 # the names of the choices away too (held-out failures start on the sibling of a named
 # element: docs/learning_scale.md)
+# the fourth shuffles the ids out of page order instead (held-out misses name the right
+# element and act on a neighbour's id: docs/learning_names.md)
 AUGMENTED = ["--relabel-ids", "--vary-values", "--move-choices"]
 SCALE_RUNS = {"sft-scale": ["--relabel-ids"], "sft-scale-aug": AUGMENTED,
-              "sft-scale-names": [*AUGMENTED, "--rename-choices"]}
+              "sft-scale-names": [*AUGMENTED, "--rename-choices"],
+              "sft-scale-shuffled": ["--shuffle-ids", *AUGMENTED[1:]]}
 LABELS = {"sft-scale": "more worlds, ids relabelled",
           "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved",
           "sft-scale-names": "more worlds, ids relabelled, values varied, choices moved and "
-                             "renamed"}
+                             "renamed",
+          "sft-scale-shuffled": "more worlds, ids shuffled (no page order), values varied, "
+                                "choices moved"}
 RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json",
             "eval/turns-heldout-*.json")
 # the validation turns as exported, with ids renumbered, with named choices moved
@@ -190,6 +196,13 @@ def divergence_rows(runs: list[tuple[str, Path]], oracle: Path = ORACLE) -> list
             "| failed episodes | " + " | ".join(str(k.total()) for k in kinds.values()) + " |"]
 
 
+def recorded_runs(record: Path) -> list[str]:
+    """The scale runs ``record`` holds results of (every one before any came back)."""
+    held = [name for name in SCALE_RUNS
+            if (record / name).is_dir() or any((record / "eval").glob(f"*-{name}.*"))]
+    return held or list(SCALE_RUNS)
+
+
 def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
     from webworld.eval.turns import KINDS
 
@@ -200,7 +213,7 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
     device = next((s.get("last_line", "") for s in stages if s["stage"] == "python and torch"),
                   "not run yet")
     before = "learning.py's SFT, ids relabelled (CPU; GPU lease's evals)"
-    runs = [(LABELS[name], name) for name in SCALE_RUNS]
+    runs = [(LABELS[name], name) for name in recorded_runs(record)]
 
     def table(rows, prefix: str) -> list[str]:  # type: ignore[no-untyped-def]
         return [*rows(baseline, [(before, f"{prefix}-sft-relabel")]),
@@ -216,7 +229,7 @@ def write_page(record: Path, doc: Path, baseline: Path = BASELINE) -> None:
         "steps of batch 8 (3 epochs of its export); a scaled run at as many steps sees each "
         "chat less than once where the recipe saw each three times: more data at the same "
         f"compute. Both start from SmolLM2. Device: `{device}`. Greedy, fast env.", "",
-        *[sft_line(record, name) for name in SCALE_RUNS], "",
+        *[sft_line(record, name) for _, name in runs], "",
         "## Held-out worlds", "",
         *table(held_out_rows, "heldout"), "",
         "Where each failed episode first left the oracle's path (`webworld eval diverge "

@@ -404,8 +404,9 @@ def scale_plan(run: Run) -> None:
     """experiments/data_scale.py's question, does SFT read new sites better from more worlds:
     SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
     instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``), with all
-    three augmentations (``sft-scale-aug``) and with named choices renamed too
-    (``sft-scale-names``), side by side (``--scale-runs``: which); then each policy on the
+    three augmentations (``sft-scale-aug``), with named choices renamed too
+    (``sft-scale-names``) and with ids shuffled out of page order instead of relabelled
+    (``sft-scale-shuffled``), side by side (``--scale-runs``: which); then each policy on the
     held-out worlds, the training worlds, the validation turns (data_scale.py's
     TURN_VARIANTS) and the held-out turns the kit carries. Every stage resumes, as
     learning_plan's."""
@@ -537,7 +538,8 @@ def main() -> None:
     parser.add_argument("--extra-data", type=Path, default=None,
                         help="scale: the extra worlds' export (data_scale.py), or its .tar.xz")
     parser.add_argument("--scale-runs", nargs="+", default=["sft-scale", "sft-scale-aug"],
-                        choices=["sft-scale", "sft-scale-aug", "sft-scale-names"],
+                        choices=["sft-scale", "sft-scale-aug", "sft-scale-names",
+                                 "sft-scale-shuffled"],
                         help="scale: the SFT runs (experiments/data_scale.py's SCALE_RUNS)")
     parser.add_argument("--sft-epochs", type=float, default=None,
                         help="scale: epochs over both exports at --sft-batch (default: the "

@@ -172,18 +172,19 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
         for part in ("manifest.json", "sft"):
             tar.add(kit / "data" / part, arcname=part)
         tar.add(kit / "data" / "sft" / "train.jsonl", arcname=HELDOUT_TURNS)  # stands in
+    runs = ("sft-scale", "sft-scale-shuffled")
     results = gpu_run(tmp_path / "kit", tmp_path, "--plan", "scale", "--extra-data", str(extra),
-                      "--bring-back", "sft-scale-aug")
-    runs = ("sft-scale", "sft-scale-aug")
+                      "--scale-runs", *runs, "--bring-back", runs[1])
     assert [s["stage"] for s in results["stages"]] == [
         "python and torch", *(f"sft {r}" for r in runs),
         *(f"eval {r} on {suite}" for suite in ("held-out", "training worlds") for r in runs),
         *(f"turns {r}{v}" for r in runs for v in ("", "-relabelled", "-moved", "-renamed")),
         *(f"turns held-out {r}" for r in runs),
-        "bring back sft-scale-aug: delta", "bring back sft-scale-aug: parts"]
+        f"bring back {runs[1]}: delta", f"bring back {runs[1]}: parts"]
     sfts = [s for s in results["stages"] if s["stage"].startswith("sft")]
     assert all("--extra-data" in s["command"] and "--max-steps 2" in s["command"] for s in sfts)
     assert "--vary-values" in sfts[1]["command"] and "--vary-values" not in sfts[0]["command"]
+    assert "--shuffle-ids" in sfts[1]["command"] and "--relabel-ids" not in sfts[1]["command"]
     chats = len((kit / "data" / "sft" / "train.jsonl").read_text().splitlines())
     with tarfile.open(tmp_path / "out" / "results.tar.gz") as packed:
         names = set(packed.getnames())
@@ -198,10 +199,10 @@ def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path
 
     from webworld.train.models import load_policy
 
-    assert list((tmp_path / "out").glob("sft-scale-aug.delta.tar.part-*"))
-    receive(tmp_path / "out", "sft-scale-aug", tmp_path / "delta")
+    assert list((tmp_path / "out").glob(f"{runs[1]}.delta.tar.part-*"))
+    receive(tmp_path / "out", runs[1], tmp_path / "delta")
     apply(tmp_path / "delta", tmp_path / "here")
-    there, _ = load_policy(str(tmp_path / "work" / "sft-scale-aug" / "model"))
+    there, _ = load_policy(str(tmp_path / "work" / runs[1] / "model"))
     here, _ = load_policy(str(tmp_path / "here" / "model"))
     for (name, a), b in zip(there.state_dict().items(), here.state_dict().values(), strict=True):
         torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-3, msg=name)  # fp16 in transit
