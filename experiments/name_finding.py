@@ -5,7 +5,9 @@ once with ids relabelled (the control: as many more steps, as it was trained) an
 named choices renamed as well, each then asked the held-out worlds' turns and the validation
 turns with their named choices renamed. Then a probe of why (the misses' thoughts name the
 right element): the export rewritten so each id follows its element's name, fine-tuned alike
-and asked the held-out turns rewritten the same way. Writes docs/learning_names.md.
+and asked the held-out turns rewritten the same way. Last, learning.py's SFT from SmolLM2
+again with ids in no page order (``--shuffle-ids``; about 1.5 h on 2 cores), asked the same
+turns and played on the held-out worlds. Writes docs/learning_names.md.
 
     .venv/bin/python experiments/name_finding.py        # after learning.py and data_scale.py
 
@@ -32,7 +34,7 @@ from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa
 
 WORK = ROOT / "runs" / "names"
 RECORD = ROOT / "experiments" / "results" / "name-finding"
-RECORDED = ("stages.json", "eval/*.json", "*/sft_summary.json")
+RECORDED = ("stages.json", "eval/*.json", "eval/*.jsonl", "*/sft_summary.json")
 DOC = ROOT / "docs" / "learning_names.md"
 BASE = data_scale.BASE  # learning.py's run: its export and SFT
 START = BASE / "sft-relabel"  # learning.py's SFT run RL starts from
@@ -43,6 +45,12 @@ LABELS = {"sft-relabel": "learning.py's SFT, ids relabelled",
           "ft-control": "+ steps, ids relabelled (control)",
           "ft-renamed": "+ steps, ids relabelled, named choices renamed"}
 FORMAT_LABEL = "+ steps, ids relabelled, ids after names"
+# SFT from SmolLM2 as learning.py's `sft-relabel` (its recipe: data, steps, seed), ids in no
+# page order instead; asked as `sft-relabel` was, and played on the held-out worlds
+SHUFFLED = "sft-shuffled"
+SHUFFLED_LABEL = "SFT from SmolLM2, ids in no page order"
+HELDOUT_WORLDS = BASE.parent / "heldout"  # learning.py's held-out suite
+BASELINE = ROOT / "experiments" / "results" / "learning-gpu"  # `sft-relabel`'s held-out episodes
 # what each policy is asked: held-out worlds' turns as exported, validation turns renamed
 ASKED = {"heldout": ("held-out worlds", HELDOUT_TURNS, []),
          "renamed": ("validation worlds, named choices renamed",
@@ -149,17 +157,65 @@ def format_rows(record: Path, rewritten: Path) -> list[str]:
         if not path.is_file() or (name == "ft-ids-last" and not rewritten.is_file()):
             rows.append(f"| {label} | {lines} | not run yet | | | | |")
             continue
-        got = json.loads(path.read_text())
         if name != "ft-ids-last":  # webworld's format: `webworld eval turns` reads it
-            named = Rate("named", got["by_kind"]["named"][1], got["by_kind"]["named"][0]).shown()
-            wrong_id = found_not_copied(got)
-        else:
-            named = named_share(path, HELDOUT_TURNS)
-            wrong_id = quoted_right_line(path, rewritten)
+            rows.append(f"| {label} | {lines} | {copy_cells(path)} |")
+            continue
+        got = json.loads(path.read_text())
+        wrong_id = quoted_right_line(path, rewritten)
         rows.append(f"| {label} | {lines} | {got['turns']} | "
-                    f"{Rate(name, got['turns'], got['correct']).shown()} | {named} | "
-                    f"{got['turns'] - got['correct']} | {wrong_id[0]} ({wrong_id[1]}) |")
+                    f"{Rate(name, got['turns'], got['correct']).shown()} | "
+                    f"{named_share(path, HELDOUT_TURNS)} | {got['turns'] - got['correct']} | "
+                    f"{wrong_id[0]} ({wrong_id[1]}) |")
     return rows
+
+
+def copy_cells(path: Path) -> str:
+    """Cells of a `webworld eval turns` result: turns, answered as recorded, named, missed,
+    and the misses that found the element but not its id (next or previous line's)."""
+    from webworld.eval.results import Rate
+
+    got = json.loads(path.read_text())
+    right, named = got["by_kind"]["named"]
+    found, beside = found_not_copied(got)
+    return " | ".join([str(got["turns"]), Rate("all", got["turns"], got["correct"]).shown(),
+                       Rate("named", named, right).shown(), str(got["turns"] - got["correct"]),
+                       f"{found} ({beside})"])
+
+
+def shuffled_rows(record: Path) -> list[str]:
+    """`sft-shuffled` against `sft-relabel`: its training, the held-out turns, the
+    validation turns with ids shuffled, and the held-out episodes."""
+    from learning import held_out_rows
+
+    from webworld.eval.turns import KINDS
+
+    summary = record / SHUFFLED / "sft_summary.json"
+    if not summary.is_file():
+        return ["Not run yet."]
+    sft = json.loads(summary.read_text())
+    policies = [("sft-relabel", LABELS["sft-relabel"]), (SHUFFLED, SHUFFLED_LABEL)]
+    turns = {name: record / "eval" / f"turns-heldout-{name}.json" for name, _ in policies}
+    return [
+        f"`{SHUFFLED}/`: {sft['steps']} optimiser steps of batch {sft['settings']['batch_size']} "
+        f"over {sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, "
+        f"top {sft['settings']['train_layers']} layers, {sft['seconds']:.0f} s on 2 cores, "
+        f"validation loss per epoch {', '.join(f'{v:.3f}' for v in sft['validation_losses'])} "
+        "(`sft-relabel`: 0.182, 0.155, 0.143).", "",
+        "Held-out turns, as exported:", "",
+        "| policy | turns | answered as recorded [95% CI] | named | missed | thought names the "
+        "right element, id another's (next or previous line's) |", "|---|---|---|---|---|---|",
+        *[f"| {label} | " + (copy_cells(turns[name]) if turns[name].is_file() else
+                             "not run yet | | | |") + " |" for name, label in policies], "",
+        "Validation turns with ids shuffled (`webworld eval turns --shuffle-ids`): a policy "
+        "that counts down the page rather than copying ids falls here.", "",
+        "| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
+        + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
+        *[turn_row([label, "validation worlds, ids shuffled"],
+                   record / "eval" / f"turns-shuffled-{name}.json") for name, label in policies],
+        "", "Held-out episodes (53, greedy, fast env; `sft-relabel`'s from the first GPU "
+        "lease, this run's on this CPU):", "",
+        *held_out_rows(BASELINE, [(LABELS["sft-relabel"], "heldout-sft-relabel")]),
+        *held_out_rows(record, [(SHUFFLED_LABEL, f"heldout-{SHUFFLED}")])[2:]]
 
 
 QUOTED = re.compile(r": (?P<line>.*) \[(?P<bid>\d+)\]\.$")  # a rewritten thought's end
@@ -212,6 +268,26 @@ def ask_turns(stages: Stages, result: Path, chats: Path, model: Path,
     stages.run(f"eval {result.stem}", [
         "eval", "turns", rel(chats), "--policy", f"hf:{rel(model)}", "-n", str(TURNS_SAMPLE),
         "--seed", "0", "--out", rel(result), *flags], result)
+
+
+def sft_shuffled(stages: Stages, work: Path) -> None:
+    """learning.py's SFT recipe from SmolLM2 with ``--shuffle-ids`` for ``--relabel-ids``;
+    then the held-out turns, the held-out episodes, and the validation turns with ids
+    shuffled, asked of it and of `sft-relabel`."""
+    out = work / SHUFFLED
+    stages.run(f"sft {SHUFFLED}", ["train", "sft", "--data", rel(BASE / "data"), "--model",
+                                   "smollm2", "--out", rel(out), "--shuffle-ids"],
+               out / "sft_summary.json")
+    model = out / "model"
+    ask_turns(stages, work / "eval" / f"turns-heldout-{SHUFFLED}.json", HELDOUT_TURNS, model)
+    episodes = work / "eval" / f"heldout-{SHUFFLED}.jsonl"
+    stages.run(f"eval {episodes.stem}", [
+        "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT_WORLDS), "-n", "1",
+        "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
+        "--out", rel(episodes), "--fast"], episodes)
+    for name, policy in (("sft-relabel", START / "model"), (SHUFFLED, model)):
+        ask_turns(stages, work / "eval" / f"turns-shuffled-{name}.json",
+                  BASE / "data" / "sft" / "validation.jsonl", policy, ["--shuffle-ids"])
 
 
 def grounding_row(label: str, path: Path) -> str:
@@ -282,6 +358,12 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         "page; the start was trained on the other format. Named turns are those `webworld eval "
         "turns` calls named in the turns as exported.", "",
         *format_rows(record, WORK / "ids-last-heldout" / "sft" / "test.jsonl"), "",
+        "## SFT from SmolLM2 with ids in no page order", "",
+        "The probes above changed a policy trained 3 epochs on page-ordered ids. Here "
+        "learning.py's SFT recipe runs again from SmolLM2 (its export, steps, rate, layers and "
+        "seed) with `--shuffle-ids` for `--relabel-ids`: every epoch each chat's ids are "
+        "renumbered in no page order, so only copying an id from its line gives it.", "",
+        *shuffled_rows(record), "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
     write_keeping_reading(doc, "\n".join(lines))
@@ -308,6 +390,7 @@ def main() -> None:
         for name in ("ft-control", "ft-renamed"):
             ask(stages, args.work, name, fine_tune(stages, args.work, name, args.steps, args.lr) / "model")
         probe_format(stages, args.work, args.steps, args.lr)
+        sft_shuffled(stages, args.work)
         keep_record(args.work, args.record, RECORDED)
     write_page(args.record, args.doc, args.steps, args.lr)
 
