@@ -101,6 +101,7 @@ def rewrite_export(data: Path, out: Path, splits: dict[str, tuple[Path, Rewrite]
     """``splits`` (name: chats file and how to rewrite each chat) into ``out`` as an export
     (with ``data``'s manifest), once: a fine-tune of fewer steps than chats sees each chat
     once, so an augmentation drawn here is as good as one drawn every epoch."""
+    from webworld.eval.turns import read_turns
     from webworld.fsio import atomic_write_text
 
     if (out / ".done").is_file():
@@ -109,8 +110,8 @@ def rewrite_export(data: Path, out: Path, splits: dict[str, tuple[Path, Rewrite]
     shutil.copy(data / "manifest.json", out / "manifest.json")
     rng = random.Random(0)
     for split, (path, rewrite) in splits.items():
-        chats = [json.loads(line)["messages"] for line in path.read_text().splitlines() if line]
-        chats = [[{"role": m["role"], "content": m["content"]} for m in c] for c in chats]
+        chats = [[{"role": m["role"], "content": m["content"]} for m in c]
+                 for c in read_turns(path, None, 0)]
         atomic_write_text(out / "sft" / f"{split}.jsonl", "".join(
             json.dumps({"messages": rewrite(c, rng)}) + "\n" for c in chats))
     (out / ".done").touch()
