@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class WebworldError(Exception):
     """A user-facing failure: ``where`` names the file / JSON path / line it is about."""
@@ -23,3 +28,10 @@ class SpecLoadError(WebworldError):
 
 class UsageError(WebworldError):
     """Bad options or arguments (unknown profile, missing file, ...)."""
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """A pydantic error in one line: each problem's path (``(top)`` for a check of the whole
+    model) and message (a validator's own, without pydantic's "Value error, ")."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: "
+                     f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from webworld.errors import UsageError
+from webworld.errors import UsageError, validation_problems
 
 CONFIG_FILE = Path("webworld.toml")
 StructuredMode = Literal["auto", "json_schema", "json_object", "text"]
@@ -83,8 +83,8 @@ def load_llm_config(path: Path | None = None, **flags: object) -> LLMConfig:
     try:
         return LLMConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise UsageError(f"bad LLM settings: {problems}", str(file or "flags")) from None
+        raise UsageError(f"bad LLM settings: {validation_problems(exc)}",
+                         str(file or "flags")) from None
 
 
 def _read_file(path: Path) -> dict[str, object]:

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import RayAddress, RayInsecure, RayWorkers
-from webworld.errors import UsageError
+from webworld.errors import UsageError, validation_problems
 
 train_app = typer.Typer(help="Train a policy: SFT warm start, then RL against the worlds.",
                         no_args_is_help=True)
@@ -74,9 +74,7 @@ def sft_cmd(
                                rename_choices=rename_choices,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
-        raise UsageError("; ".join(": ".join(filter(None, (".".join(map(str, e["loc"])),
-                                                           e["msg"])))
-                                   for e in exc.errors())) from None
+        raise UsageError(validation_problems(exc)) from None
     result = run_sft(settings, progress=True)
     vals = ", ".join(f"{v:.4f}" for v in result.validation_losses) or "no validation split"
     loss = f"train loss {result.train_loss:.4f}" if math.isfinite(result.train_loss) else \

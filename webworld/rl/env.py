@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from pydantic import ValidationError
 
-from webworld.errors import UsageError
+from webworld.errors import UsageError, validation_problems
 from webworld.rl.episode import EnvConfig, Episode
 from webworld.rl.spaces import action_space, observation_space
 from webworld.rl.tasks import TaskInstance, World, WorldSet, load_worlds
@@ -45,8 +45,7 @@ def make_config(config: EnvConfig | dict[str, Any] | None, overrides: dict[str, 
         return EnvConfig.model_validate({k: v for k, v in {**base, **overrides}.items()
                                          if v is not None})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise UsageError(f"bad environment settings: {problems}") from None
+        raise UsageError(f"bad environment settings: {validation_problems(exc)}") from None
 
 
 def load_world_set(worlds: WorldSet | None, sites: Any, trajectories: Any, source: str,

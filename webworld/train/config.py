@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from webworld.errors import UsageError
+from webworld.errors import UsageError, validation_problems
 from webworld.train.losses import LossConfig
 
 Algo = Literal["vespo", "gspo", "gspo-token", "grpo", "sapo"]
@@ -126,9 +126,7 @@ def validate_config(data: dict[str, Any], where: str) -> RLConfig:
     try:
         return RLConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}"
-                             for e in exc.errors())
-        raise UsageError(f"bad RL settings: {problems}", where) from None
+        raise UsageError(f"bad RL settings: {validation_problems(exc)}", where) from None
 
 
 def saved_config(out: Path) -> RLConfig:
