@@ -188,35 +188,39 @@ def shuffled_rows(record: Path) -> list[str]:
     validation turns with ids shuffled, and the held-out episodes."""
     from learning import held_out_rows
 
-    from webworld.eval.turns import KINDS
-
-    summary = record / SHUFFLED / "sft_summary.json"
-    if not summary.is_file():
-        return ["Not run yet."]
-    sft = json.loads(summary.read_text())
     policies = [("sft-relabel", LABELS["sft-relabel"]), (SHUFFLED, SHUFFLED_LABEL)]
-    turns = {name: record / "eval" / f"turns-heldout-{name}.json" for name, _ in policies}
+
+    def copy_table(asked: str) -> list[str]:
+        paths = {name: record / "eval" / f"turns-{asked}-{name}.json" for name, _ in policies}
+        return ["| policy | turns | answered as recorded [95% CI] | named | missed | thought "
+                "names the right element, id another's (next or previous page line's) |",
+                "|---|---|---|---|---|---|",
+                *[f"| {label} | " + (copy_cells(paths[name]) if paths[name].is_file() else
+                                     "not run yet | | | |") + " |" for name, label in policies]]
+
     return [
-        f"`{SHUFFLED}/`: {sft['steps']} optimiser steps of batch {sft['settings']['batch_size']} "
-        f"over {sft['train_chats']} chats, learning rate {sft['settings']['learning_rate']}, "
-        f"top {sft['settings']['train_layers']} layers, {sft['seconds']:.0f} s on 2 cores, "
-        f"validation loss per epoch {', '.join(f'{v:.3f}' for v in sft['validation_losses'])} "
-        "(`sft-relabel`: 0.182, 0.155, 0.143).", "",
-        "Held-out turns, as exported:", "",
-        "| policy | turns | answered as recorded [95% CI] | named | missed | thought names the "
-        "right element, id another's (next or previous line's) |", "|---|---|---|---|---|---|",
-        *[f"| {label} | " + (copy_cells(turns[name]) if turns[name].is_file() else
-                             "not run yet | | | |") + " |" for name, label in policies], "",
+        shuffled_line(record / SHUFFLED / "sft_summary.json"), "",
+        "Held-out turns, as exported:", "", *copy_table("heldout"), "",
         "Validation turns with ids shuffled (`webworld eval turns --shuffle-ids`): a policy "
-        "that counts down the page rather than copying ids falls here.", "",
-        "| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
-        + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
-        *[turn_row([label, "validation worlds, ids shuffled"],
-                   record / "eval" / f"turns-shuffled-{name}.json") for name, label in policies],
-        "", "Held-out episodes (53, greedy, fast env; `sft-relabel`'s from the first GPU "
+        "that counts down the page rather than copying ids falls here, and a wrong id copied "
+        "from the next line is a line away, not a number away.", "",
+        *copy_table("shuffled"), "",
+        "Held-out episodes (53, greedy, fast env; `sft-relabel`'s from the first GPU "
         "lease, this run's on this CPU):", "",
         *held_out_rows(BASELINE, [(LABELS["sft-relabel"], "heldout-sft-relabel")]),
         *held_out_rows(record, [(SHUFFLED_LABEL, f"heldout-{SHUFFLED}")])[2:]]
+
+
+def shuffled_line(summary: Path) -> str:
+    if not summary.is_file():
+        return f"`{SHUFFLED}/`: not trained yet."
+    sft = json.loads(summary.read_text())
+    return (f"`{SHUFFLED}/`: {sft['steps']} optimiser steps of batch "
+            f"{sft['settings']['batch_size']} over {sft['train_chats']} chats, learning rate "
+            f"{sft['settings']['learning_rate']}, top {sft['settings']['train_layers']} layers, "
+            f"{sft['seconds']:.0f} s on 2 cores, validation loss per epoch "
+            f"{', '.join(f'{v:.3f}' for v in sft['validation_losses'])} (`sft-relabel`: 0.182, "
+            "0.155, 0.143).")
 
 
 QUOTED = re.compile(r": (?P<line>.*) \[(?P<bid>\d+)\]\.$")  # a rewritten thought's end
@@ -305,13 +309,18 @@ def grounding_row(label: str, path: Path) -> str:
 
 def found_not_copied(got: dict) -> tuple[int, int]:
     """Of a `webworld eval turns` result's misses: those whose thought names the recorded
-    element while the action acts on another, and those of them on a neighbouring line."""
-    def bid(line: str) -> int:
-        return int(line[1:line.index("]")])
+    element while the action acts on another, and those of them on a neighbouring line
+    (results older than ``lines_apart``: a neighbouring id, the next line where ids follow
+    the page)."""
+    def apart(miss: dict) -> int:
+        if "lines_apart" in miss:
+            return miss["lines_apart"]
+        ids = (int(line[1:line.index("]")]) for line in (miss["answered_element"],
+                                                          miss["recorded_element"]))
+        return abs(next(ids) - next(ids))
 
     found = [m for m in got["misses"] if m["right_thought_wrong_id"]]
-    return len(found), sum(abs(bid(m["answered_element"]) - bid(m["recorded_element"])) == 1
-                           for m in found)
+    return len(found), sum(apart(m) == 1 for m in found)
 
 
 def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:

@@ -74,6 +74,18 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
     assert misses["click('1')"]["thought"] == "I click “Accept all cookies”."
     assert scores["right_thought_wrong_id"] == 1
     assert "thought names the right element (the id acted on is another's): 1/3" in result.output
+    # how far down the page the element acted on is from the recorded one: lines, not ids
+    assert misses["click('1')"]["lines_apart"] == 2 and misses["click('3')"]["lines_apart"] is None
+    assert scores["right_thought_next_line"] == 0
+
+
+def test_lines_apart_counts_page_lines_whatever_the_ids() -> None:
+    from webworld.eval.turns import lines_apart
+
+    user = _chat("click('2')")[1]["content"].replace("[2] ", "[40] ").replace("[3] ", "[7] ")
+    assert lines_apart(user, "[40] link 'Studios'", "[7] link 'Hot desks'") == 1
+    assert lines_apart(user, "[7] link 'Hot desks'", "[1] button 'Accept all cookies'") == 2
+    assert lines_apart(user, "[7] link 'Hot desks'", None) is None
 
 
 def test_a_file_that_is_not_an_sft_export_is_named_with_its_line(tmp_path: Path) -> None:

@@ -268,7 +268,8 @@ def turns_cmd(
     out.print(f"well-formed actions: {scores.well_formed}/{scores.turns}")
     wrong = scores.turns - scores.correct
     out.print(f"missed turns whose thought names the right element (the id acted on is "
-              f"another's): {scores.right_thought_wrong_id}/{wrong}")
+              f"another's): {scores.right_thought_wrong_id}/{wrong}, "
+              f"{scores.right_thought_next_line} of them the next or previous page line's")
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
                                     "relabel_ids": relabel, "shuffle_ids": shuffle,

@@ -64,7 +64,7 @@ class TurnScores:
                 "kind": kind, "task": user.split("\n", 1)[0], "recorded": recorded,
                 "recorded_element": wanted, "answered": answer, "answered_element": acted,
                 "thought": thought, "right_thought_wrong_id": acted not in (None, wanted)
-                and names_element(thought, wanted)})
+                and names_element(thought, wanted), "lines_apart": lines_apart(user, wanted, acted)})
 
     @property
     def right_thought_wrong_id(self) -> int:
@@ -72,9 +72,17 @@ class TurnScores:
         the element was found, its id not copied from its line."""
         return sum(bool(m["right_thought_wrong_id"]) for m in self.misses)
 
+    @property
+    def right_thought_next_line(self) -> int:
+        """Of :attr:`right_thought_wrong_id`'s misses, those acting on the page line next to
+        the recorded element's (above or below): its id copied from the neighbouring line."""
+        return sum(bool(m["right_thought_wrong_id"]) and m["lines_apart"] == 1
+                   for m in self.misses)
+
     def as_dict(self) -> dict[str, Any]:
         return {"turns": self.turns, "correct": self.correct, "well_formed": self.well_formed,
                 "by_kind": self.by_kind, "right_thought_wrong_id": self.right_thought_wrong_id,
+                "right_thought_next_line": self.right_thought_next_line,
                 "errors": self.errors, "misses": self.misses}
 
 
@@ -82,6 +90,16 @@ def thought_of(reply: str) -> str:
     """The text of a reply's ``Thought:`` line ("" without one)."""
     return next((line.split(":", 1)[1].strip() for line in reply.splitlines()
                  if line.startswith("Thought:")), "")
+
+
+def lines_apart(user: str, wanted: str | None, acted: str | None) -> int | None:
+    """How many lines of the user message's page separate two elements' lines (1: next to
+    each other); None when either is not there. Ids need not follow the page (relabelled in
+    no order), lines do."""
+    rows = [line.strip() for line in user.splitlines()]
+    if wanted not in rows or acted not in rows:
+        return None
+    return abs(rows.index(wanted) - rows.index(acted))
 
 
 def names_element(thought: str, line: str | None) -> bool:
