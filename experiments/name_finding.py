@@ -6,7 +6,7 @@ named choices renamed as well, each then asked the held-out worlds' turns and th
 turns with their named choices renamed. Then a probe of why (the misses' thoughts name the
 right element): the export rewritten so each id follows its element's name, fine-tuned alike
 and asked the held-out turns rewritten the same way. Last, learning.py's SFT from SmolLM2
-again with ids in no page order (``--shuffle-ids``; about 1.5 h on 2 cores), asked the same
+again with ids in no page order (``--shuffle-ids``; about 2 h on 2 cores), asked the same
 turns and played on the held-out worlds. Writes docs/learning_names.md.
 
     .venv/bin/python experiments/name_finding.py        # after learning.py and data_scale.py

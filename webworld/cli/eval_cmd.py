@@ -237,14 +237,14 @@ def turns_cmd(
         raise UsageError("no such file", str(data))
     if not policy.startswith(("hf:", "openai:")):
         raise UsageError(f"eval turns scores a model: hf:PATH or openai:MODEL, not {policy!r}")
+    if relabel and shuffle:
+        raise UsageError("--relabel-ids and --shuffle-ids both renumber ids: choose one")
     chats = read_turns(data, sample, seed)
     rng = random.Random(seed)
     if move:
         chats = [move_choice(chat, rng) for chat in chats]
     if rename:
         chats = [rename_choice(chat, rng) for chat in chats]
-    if relabel and shuffle:
-        raise UsageError("--relabel-ids and --shuffle-ids both renumber ids: choose one")
     if relabel or shuffle:
         chats = [relabel_ids(chat, rng, ordered=not shuffle) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
