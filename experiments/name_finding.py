@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data_scale  # noqa: E402
-from learning import TURNS_SAMPLE, turn_row  # noqa: E402
+from learning import HELDOUT, TURNS_SAMPLE, turn_row  # noqa: E402
 from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
 
 WORK = ROOT / "runs" / "names"
@@ -49,7 +49,6 @@ FORMAT_LABEL = "+ steps, ids relabelled, ids after names"
 # page order instead; asked as `sft-relabel` was, and played on the held-out worlds
 SHUFFLED = "sft-shuffled"
 SHUFFLED_LABEL = "SFT from SmolLM2, ids in no page order"
-HELDOUT_WORLDS = BASE.parent / "heldout"  # learning.py's held-out suite
 BASELINE = ROOT / "experiments" / "results" / "learning-gpu"  # `sft-relabel`'s held-out episodes
 # what each policy is asked: held-out worlds' turns as exported, validation turns renamed
 ASKED = {"heldout": ("held-out worlds", HELDOUT_TURNS, []),
@@ -287,7 +286,7 @@ def sft_shuffled(stages: Stages, work: Path) -> None:
     ask_turns(stages, work / "eval" / f"turns-heldout-{SHUFFLED}.json", HELDOUT_TURNS, model)
     episodes = work / "eval" / f"heldout-{SHUFFLED}.jsonl"
     stages.run(f"eval {episodes.stem}", [
-        "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT_WORLDS), "-n", "1",
+        "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
         "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
         "--out", rel(episodes), "--fast"], episodes)
     for name, policy in (("sft-relabel", START / "model"), (SHUFFLED, model)):
