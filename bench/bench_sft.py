@@ -1,9 +1,12 @@
 """Benchmark of an SFT step: webworld's (the shared system prompt run once per batch, the LM
 head on reply positions only, batches of alike lengths) against the usual way (every row in full,
-logits on every position, as TRL's SFTTrainer does), and the whole model against its top layers.
+logits on every position, as TRL's SFTTrainer does), the whole model against its top layers, and
+fp32 compute against bf16 (autocast over fp32 weights, as ``webworld train sft --precision bf16``;
+a CPU with AMX or AVX512-BF16 multiplies bf16 several times as fast).
 
     .venv/bin/python bench/bench_sft.py --data runs/learning/data            # SmolLM2
     .venv/bin/python bench/bench_sft.py --data DIR --model tiny --layers 0 2
+    .venv/bin/python bench/bench_sft.py --data runs/learning/data --layers 8 --precision fp32 bf16
 
 Every way runs the same batches (drawn from the export's training chats) in turn, round after
 round, and keeps its best round, so the ways share the machine's load alike. Tokens/s counts
@@ -26,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from webworld.train.batch import reply_batch  # noqa: E402
-from webworld.train.models import load_policy, train_top_layers  # noqa: E402
+from webworld.train.models import autocast, load_policy, train_top_layers  # noqa: E402
 from webworld.train.sft import Chat, encode_chats, epoch_batches, read_split  # noqa: E402
 
 
@@ -58,6 +61,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--layers", type=int, nargs="*", default=[0, 8, 4],
                         help="trainable top layers to compare (0: the whole model)")
+    parser.add_argument("--precision", nargs="+", default=["fp32"], choices=["fp32", "bf16"],
+                        help="compute of webworld's ways (the usual way: the first)")
+    parser.add_argument("--skip-usual", action="store_true",
+                        help="leave the usual way out (slow); webworld's first way is the baseline")
     args = parser.parse_args()
     console = make_console()
     model, tokenizer = load_policy(args.model, dtype=torch.float32)
@@ -66,13 +73,16 @@ def main() -> None:
     plan = epoch_batches([len(c) for c in chats], args.batch_size, 0, 0)[:args.batches]
     batches = [[chats[i] for i in b] for b in plan]
     tokens = sum(len(c) for b in batches for c in b)
-    ways = [("usual (full rows, all logits)", plain_loss, 0)] + \
-        [(f"webworld, {'whole model' if k == 0 else f'top {k} layers'}", our_loss, k)
-         for k in args.layers]
-    best = {name: float("inf") for name, _, _ in ways}
+    first = args.precision[0]
+    usual = [] if args.skip_usual else [(f"usual (full rows, all logits), {first}", plain_loss,
+                                         0, first)]
+    ways = usual + \
+        [(f"webworld, {'whole model' if k == 0 else f'top {k} layers'}, {precision}", our_loss,
+          k, precision) for precision in args.precision for k in args.layers]
+    best = {name: float("inf") for name, *_ in ways}
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     for _ in range(args.rounds):
-        for name, loss_fn, layers in ways:
+        for name, loss_fn, layers, precision in ways:
             model.load_state_dict(initial)
             for p in model.parameters():
                 p.requires_grad_(True)
@@ -80,15 +90,17 @@ def main() -> None:
             started = time.perf_counter()
             for chats_ in batches:
                 optimizer.zero_grad(set_to_none=True)
-                loss_fn(model, chats_, pad).backward()
+                with autocast("cpu", precision):
+                    loss = loss_fn(model, chats_, pad)
+                loss.backward()
                 optimizer.step()
             best[name] = min(best[name], time.perf_counter() - started)
     table = Table(title=f"SFT step, {args.model}, batch {args.batch_size}, {args.batches} batches "
                         f"({tokens:,} tokens), best of {args.rounds} rounds ({load_note()})")
-    for col in ("way", "tokens/s", "vs the usual way"):
+    for col in ("way", "tokens/s", f"vs {'the usual way' if usual else ways[0][0]}"):
         table.add_column(col, justify="left" if col == "way" else "right")
     base = tokens / best[ways[0][0]]
-    for name, _, _ in ways:
+    for name, *_ in ways:
         rate = tokens / best[name]
         table.add_row(name, f"{rate:,.0f}", f"{rate / base:.2f}x")
     console.print(table)

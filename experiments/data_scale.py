@@ -5,7 +5,8 @@ SmolLM2 with the same optimiser steps as learning.py's recipe on its export alon
 grows, the compute does not. Runs
 side by side on a GPU, ids relabelled (``sft-scale``), with values varied and choices moved
 besides (``sft-scale-aug``), and, for later leases, with the choices renamed too
-(``sft-scale-names``) or the ids in no page order instead (``sft-scale-shuffled``); each on
+(``sft-scale-names``), the ids in no page order instead (``sft-scale-shuffled``) or the
+whole model trained rather than its top 8 layers (``sft-scale-whole``); each on
 the held-out worlds, 160 validation turns and the
 ten training worlds, against learning.py's SFT run (ids relabelled, CPU) evaluated on a GPU
 lease. Writes docs/learning_scale.md.
@@ -57,17 +58,22 @@ EXPLORE = ["--max-instances", "4", "--max-shortest", "1", "--max-longer", "1"]
 # the names of the choices away too (held-out failures start on the sibling of a named
 # element: docs/learning_scale.md)
 # the fourth shuffles the ids out of page order instead (held-out misses name the right
-# element and act on a neighbour's id: docs/learning_names.md)
+# element and act on a neighbour's id: docs/learning_names.md); the fifth trains the whole
+# model, not its top 8 layers, at the rate docs/sft_settings.md measured for it: pointing at
+# the right line may need the lower layers' attention too
 AUGMENTED = ["--relabel-ids", "--vary-values", "--move-choices"]
 SCALE_RUNS = {"sft-scale": ["--relabel-ids"], "sft-scale-aug": AUGMENTED,
               "sft-scale-names": [*AUGMENTED, "--rename-choices"],
-              "sft-scale-shuffled": ["--shuffle-ids", *AUGMENTED[1:]]}
+              "sft-scale-shuffled": ["--shuffle-ids", *AUGMENTED[1:]],
+              "sft-scale-whole": [*AUGMENTED, "--train-layers", "0", "--lr", "3e-4"]}
 LABELS = {"sft-scale": "more worlds, ids relabelled",
           "sft-scale-aug": "more worlds, ids relabelled, values varied, choices moved",
           "sft-scale-names": "more worlds, ids relabelled, values varied, choices moved and "
                              "renamed",
           "sft-scale-shuffled": "more worlds, ids shuffled (no page order), values varied, "
-                                "choices moved"}
+                                "choices moved",
+          "sft-scale-whole": "more worlds, ids relabelled, values varied, choices moved, "
+                             "whole model trained (lr 3e-4)"}
 RECORDED = ("stages.json", "data.json", "eval/turns-sft-relabel*.json",
             "eval/turns-heldout-*.json")
 # the validation turns as exported, with ids renumbered, with named choices moved

@@ -405,9 +405,10 @@ def scale_plan(run: Run) -> None:
     SFT from SmolLM2 on learning.py's export plus ``--extra-data`` (more worlds, more task
     instances) for :func:`scale_budget`, with ids relabelled (``sft-scale``), with all
     three augmentations (``sft-scale-aug``), with named choices renamed too
-    (``sft-scale-names``) and with ids shuffled out of page order instead of relabelled
-    (``sft-scale-shuffled``), side by side (``--scale-runs``: which); then each policy on the
-    held-out worlds, the training worlds, the validation turns (data_scale.py's
+    (``sft-scale-names``), with ids shuffled out of page order instead of relabelled
+    (``sft-scale-shuffled``) and with the whole model trained (``sft-scale-whole``), side by
+    side (``--scale-runs``: which); then each policy on the held-out worlds, the training
+    worlds, the validation turns (data_scale.py's
     TURN_VARIANTS) and the held-out turns the kit carries. Every stage resumes, as
     learning_plan's."""
     from data_scale import SCALE_RUNS, TURN_VARIANTS
@@ -539,7 +540,7 @@ def main() -> None:
                         help="scale: the extra worlds' export (data_scale.py), or its .tar.xz")
     parser.add_argument("--scale-runs", nargs="+", default=["sft-scale", "sft-scale-aug"],
                         choices=["sft-scale", "sft-scale-aug", "sft-scale-names",
-                                 "sft-scale-shuffled"],
+                                 "sft-scale-shuffled", "sft-scale-whole"],
                         help="scale: the SFT runs (experiments/data_scale.py's SCALE_RUNS)")
     parser.add_argument("--sft-epochs", type=float, default=None,
                         help="scale: epochs over both exports at --sft-batch (default: the "

@@ -3,6 +3,8 @@ short `webworld train sft` run from the same start on the same batches, scored b
 loss it reaches and the wall time it took; writes docs/sft_settings.md.
 
     .venv/bin/python experiments/sft_sweep.py --data runs/learning/data     # SmolLM2, ~1 h
+    .venv/bin/python experiments/sft_sweep.py --data runs/learning/data --grid 1e-3:8 \
+        1e-3:8:30:bf16 --out docs/sft_precision.md     # fp32 against bf16 compute
 
 Runs are resumable stages (a rerun skips the finished ones). The validation split is cut to
 ``--validation`` turns (every validation world alike) so scoring stays cheap.
@@ -48,7 +50,8 @@ def main() -> None:
     parser.add_argument("--validation", type=int, default=64)
     parser.add_argument("--grid", nargs="*", default=["1e-4:8", "3e-5:8", "3e-4:8", "1e-4:4",
                                                       "3e-4:4", "3e-4:0", "1e-3:8", "1e-3:8:90"],
-                        help="learning rate:trained top layers (0: the whole model)[:steps]")
+                        help="learning rate:trained top layers (0: the whole model)"
+                             "[:steps[:precision, fp32 or bf16]]")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     data = sweep_data(args.data, args.work / "data", args.validation, 0)
@@ -56,21 +59,25 @@ def main() -> None:
     results = []
     for cell in args.grid:
         lr, layers, *more = cell.split(":")
-        steps = int(more[0]) if more else args.steps
-        out = args.work / (f"{args.model}-lr{lr}-top{layers}" + (f"-{steps}" if more else ""))
+        steps = int(more[0]) if more and more[0] else args.steps
+        precision = more[1] if len(more) > 1 else "fp32"
+        out = args.work / (f"{args.model}-lr{lr}-top{layers}" + (f"-{steps}" if more else "")
+                           + ("" if precision == "fp32" else f"-{precision}"))
         stages.run(cell, ["train", "sft", "--data", rel(data), "--model", args.model, "--out",
                           rel(out), "--max-steps", str(steps), "--lr", lr,
-                          "--train-layers", layers, "--seed", "0"], out / "sft_summary.json")
+                          "--train-layers", layers, "--seed", "0", "--precision", precision],
+                   out / "sft_summary.json")
         summary = json.loads((out / "sft_summary.json").read_text())
-        results.append((lr, layers, steps, summary, stages.log[cell]["wall"]))
-    rows = ["| learning rate | trained layers | steps | validation loss | train loss (mean) | "
-            "wall (s) |", "|---|---|---|---|---|---|"]
-    for lr, layers, steps, summary, wall in results:
+        results.append((lr, layers, steps, precision, summary, stages.log[cell]["wall"]))
+    rows = ["| learning rate | trained layers | steps | compute | validation loss | "
+            "train loss (mean) | wall (s) |", "|---|---|---|---|---|---|---|"]
+    for lr, layers, steps, precision, summary, wall in results:
         shown = "whole model" if layers == "0" else f"top {layers}"
-        rows.append(f"| {lr} | {shown} | {steps} | {summary['validation_losses'][-1]:.3f} | "
-                    f"{summary['train_loss']:.3f} | {wall:.0f} |")
+        rows.append(f"| {lr} | {shown} | {steps} | {precision} | "
+                    f"{summary['validation_losses'][-1]:.3f} | {summary['train_loss']:.3f} | "
+                    f"{wall:.0f} |")
     command = (f"webworld train sft --data {rel(data)} --model {args.model} --max-steps "
-               f"STEPS --lr LR --train-layers K --seed 0")
+               f"STEPS --lr LR --train-layers K --seed 0 --precision P")
     lines = [f"# SFT settings: {args.model}", "",
              f"Made by `experiments/sft_sweep.py` on {platform.machine()} CPU "
              f"({os.cpu_count()} cores): optimiser steps of 8 chats ({args.steps} unless the table "

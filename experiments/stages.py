@@ -125,8 +125,14 @@ class Stages:
 def keep_record(work: Path, record: Path, patterns: tuple[str, ...]) -> None:
     """Copy a run folder's small results files (``patterns``, globs under ``work``) to
     ``record``, the same paths under it: committed, they let the docs be written again from
-    them after the run folder, which holds weights and is never committed, is gone."""
+    them after the run folder, which holds weights and is never committed, is gone. The stage
+    log is merged, not replaced: a run folder made again on a new machine logs only the stages
+    it ran, and the record keeps the earlier ones'."""
     for path in sorted(p for pattern in patterns for p in work.glob(pattern) if p.is_file()):
         target = record / path.relative_to(work)
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(target, path.read_bytes())
+        if path.name == "stages.json" and target.is_file():
+            atomic_write_json(target, {**json.loads(target.read_text()),
+                                       **json.loads(path.read_text())})
+        else:
+            atomic_write_bytes(target, path.read_bytes())

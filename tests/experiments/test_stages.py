@@ -41,6 +41,22 @@ def test_a_stage_that_ends_calls_its_after_hook_with_the_log_written(tmp_path: P
         "webworld --help"
 
 
+def test_the_record_keeps_the_stages_a_new_run_folder_did_not_run(tmp_path: Path) -> None:
+    """A run folder made again on a new machine logs only its own stages; the record's stage
+    log keeps the earlier machine's as well, and takes the new wall time of a stage run again."""
+    work, record = tmp_path / "work", tmp_path / "record"
+    record.mkdir()
+    (record / "stages.json").write_text(json.dumps({"sft": {"command": "a", "wall": 10.0},
+                                                    "eval": {"command": "b", "wall": 5.0}}))
+    work.mkdir()
+    (work / "stages.json").write_text(json.dumps({"eval": {"command": "b", "wall": 7.0},
+                                                  "sft again": {"command": "c", "wall": 1.0}}))
+    keep_record(work, record, PATTERNS)
+    assert json.loads((record / "stages.json").read_text()) == {
+        "sft": {"command": "a", "wall": 10.0}, "eval": {"command": "b", "wall": 7.0},
+        "sft again": {"command": "c", "wall": 1.0}}
+
+
 def test_a_page_written_again_keeps_measured_rows_whose_results_are_gone(tmp_path: Path) -> None:
     doc = tmp_path / "page.md"
     write_keeping_reading(doc, "\n".join([

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -263,3 +264,16 @@ def test_a_stage_past_its_limit_is_killed_with_its_children_and_the_run_goes_on(
     assert runner.run("next", [sys.executable, "-c", "print('ran')"]) == 0
     assert [r["exit"] for r in runner.rows] == [124, 0]
     assert "killed after 2 s" in (tmp_path / "log").read_text()
+
+
+def test_every_scale_run_can_be_asked_of_the_device() -> None:
+    """gpu_run.py lists its --scale-runs choices by hand (the device's python reads them before
+    any of webworld is installed there): each of data_scale.py's runs must be one."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from data_scale import SCALE_RUNS
+
+    usage = subprocess.run([sys.executable, str(ROOT / "experiments" / "gpu_run.py"), "--help"],
+                           capture_output=True, text=True, check=True).stdout
+    offered = re.search(r"--scale-runs \{([^}]*)\}", usage)
+    assert offered is not None, usage
+    assert set(offered.group(1).split(",")) == set(SCALE_RUNS)

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 from pydantic import ValidationError
 
 from tests.data.factory import make_traj_root
@@ -275,3 +276,27 @@ def test_extra_exports_add_training_chats_in_the_same_observation_mode(
     with pytest.raises(UsageError, match="no SFT train split"):
         run_sft(settings(export, tmp_path / "none", extra_data=[tmp_path / "nothing"]),
                 progress=False)
+
+
+def test_bf16_compute_from_the_cli_learns_as_fp32_and_keeps_fp32_weights(
+        export: Path, tmp_path: Path) -> None:
+    """`--precision bf16`: the forward runs in bf16 (the losses move off fp32's by rounding,
+    not more), the saved weights stay fp32, and the summary says which compute ran."""
+    from typer.testing import CliRunner
+
+    from webworld.cli.main import app
+
+    runs = {}
+    for precision in ("fp32", "bf16"):
+        out = tmp_path / precision
+        result = CliRunner().invoke(app, ["train", "sft", "--data", str(export), "--model",
+                                          "tiny", "--out", str(out), "--max-steps", "3",
+                                          "--batch-size", "2", "--device", "cpu",
+                                          "--precision", precision])
+        assert result.exit_code == 0, result.output
+        runs[precision] = json.loads((out / "sft_summary.json").read_text())
+        assert runs[precision]["settings"]["precision"] == precision
+    fp32, bf16 = (runs[p]["validation_losses"][-1] for p in ("fp32", "bf16"))
+    assert fp32 != bf16 and abs(fp32 - bf16) < 0.02 * fp32
+    model, _ = load_policy(str(tmp_path / "bf16" / "model"))
+    assert {p.dtype for p in model.parameters()} == {torch.float32}

@@ -42,6 +42,9 @@ def sft_cmd(
     max_steps: int = typer.Option(-1, "--max-steps", help="Overrides --epochs when > 0."),
     seed: int = typer.Option(0, "--seed"),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda"),
+    precision: str = typer.Option("auto", "--precision", help="Compute: auto (bf16 on a CUDA "
+                                  "GPU, else fp32), fp32 or bf16 (autocast over fp32 weights: "
+                                  "faster on a CPU with AMX, docs/sft_settings.md)."),
     relabel_ids: bool = typer.Option(False, "--relabel-ids", help="Renumber each chat's element "
                                      "ids at random (in page order) every epoch, so ids are "
                                      "read off the page, not learnt by heart."),
@@ -68,7 +71,8 @@ def sft_cmd(
                  "train_layers": train_layers}
         settings = SFTSettings(data=data, extra_data=extra_data, model=model, out=run_dir,
                                batch_size=batch_size, max_length=max_length, max_steps=max_steps,
-                               seed=seed, device=device, relabel_ids=relabel_ids,
+                               seed=seed, device=device, precision=precision,
+                               relabel_ids=relabel_ids,
                                shuffle_ids=shuffle_ids,
                                vary_values=vary_values, move_choices=move_choices,
                                rename_choices=rename_choices,
