@@ -42,6 +42,7 @@ def test_run_sft_trains_evaluates_saves_and_resumes(export: Path, tmp_path: Path
     summary = json.loads((out / "sft_summary.json").read_text())
     assert summary["steps"] == 3 and summary["resumed_from"] is None
     assert summary["train_chats"] == 18 and summary["dropped_too_long"] == 0
+    assert summary["settings"]["precision"] == "fp32"  # `auto` as resolved on a CPU
     model, tokenizer = load_policy(str(out / "model"))
     assert tokenizer.chat_template is not None and model.config.vocab_size == len(tokenizer)
 

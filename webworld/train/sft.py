@@ -194,10 +194,11 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
 
 
 def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSettings:
-    """The family's learning rate and trained layers where none were given, and the step
-    count: ``epochs`` over the chats but at least ``min_steps`` (``max_steps`` > 0 overrides
-    both)."""
-    changes: dict[str, Any] = {}
+    """The family's learning rate and trained layers where none were given, the step count
+    (``epochs`` over the chats but at least ``min_steps``; ``max_steps`` > 0 overrides both),
+    and the compute ``auto`` picks on the model's device (so the summary says which ran)."""
+    changes: dict[str, Any] = {
+        "precision": resolve_precision(settings.precision, str(next(model.parameters()).device))}
     if settings.learning_rate is None:
         changes["learning_rate"] = sft_learning_rate(model)
     if settings.train_layers is None:

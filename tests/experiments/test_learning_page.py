@@ -1,0 +1,32 @@
+"""experiments/learning.py's page rows: every SFT run scored on the training worlds keeps its
+row beside RL's start, and each SFT summary says which compute it ran in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from experiments.learning import SFT_BEFORE_RL, compute, rl_start, training_rows
+from tests.experiments.test_corrections_page import results
+
+
+def test_training_rows_show_every_scored_sft_run_and_rl_start(tmp_path: Path) -> None:
+    results(tmp_path / "eval" / "train-sft-relabel.jsonl", [True, False, False, True])
+    results(tmp_path / "eval" / "train-sft-shuffled.jsonl", [True, True, True, False])
+    results(tmp_path / "eval" / "train-rl-progress-s0.jsonl", [True, True, False, False])
+    rows = "\n".join(training_rows(tmp_path, [0, 1]))
+    assert rl_start(tmp_path) == SFT_BEFORE_RL[0] == "sft-shuffled"
+    assert "| after SFT, ids relabelled | 50.0%" in rows  # an earlier start keeps its row
+    assert "| after SFT, ids shuffled | 75.0%" in rows
+    assert "| after SFT + RL (progress reward) | 50.0%" in rows and "| not run yet |" in rows
+
+
+def test_a_run_not_scored_is_shown_only_when_rl_starts_from_it(tmp_path: Path) -> None:
+    (tmp_path / "rl-start.txt").write_text("sft-relabel\n")
+    rows = "\n".join(training_rows(tmp_path, [0]))
+    assert "| after SFT, ids relabelled | not run yet |" in rows
+    assert "ids shuffled" not in rows
+
+
+def test_compute_is_fp32_for_summaries_from_before_auto_was_resolved() -> None:
+    assert compute({"precision": "auto"}) == compute({}) == "fp32"
+    assert compute({"precision": "bf16"}) == "bf16"
