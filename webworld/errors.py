@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+
+class HasErrors(Protocol):
+    """pydantic's ValidationError, or FastAPI's RequestValidationError: a list of problems."""
+
+    def errors(self) -> Any: ...
 
 
 class WebworldError(Exception):
@@ -30,8 +33,11 @@ class UsageError(WebworldError):
     """Bad options or arguments (unknown profile, missing file, ...)."""
 
 
-def validation_problems(exc: ValidationError) -> str:
+def validation_problems(exc: HasErrors, limit: int | None = None) -> str:
     """A pydantic error in one line: each problem's path (``(top)`` for a check of the whole
-    model) and message (a validator's own, without pydantic's "Value error, ")."""
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: "
-                     f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+    model) and message (a validator's own, without pydantic's "Value error, "); past
+    ``limit`` problems, how many more there are."""
+    problems = [f"{'.'.join(map(str, e['loc'])) or '(top)'}: "
+                f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors()]
+    more = len(problems) - limit if limit is not None and len(problems) > limit else 0
+    return "; ".join(problems[:limit]) + (f"; and {more} more" if more else "")

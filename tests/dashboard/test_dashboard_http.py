@@ -73,7 +73,7 @@ def test_unknown_names_and_bad_queries(client) -> None:
     clear_page(http.get("/runs/train/nothing"), 404)
     clear_page(http.get("/datasets/nothing"), 404)
     clear_page(http.get("/nowhere"), 404)
-    clear_page(http.get("/worlds?page=abc"), 400, "malformed request")
+    clear_page(http.get("/worlds?page=abc"), 400, "malformed request: query.page", "valid integer")
     clear_page(http.get("/worlds?page=0"), 400)
     clear_page(http.get("/runs/compare?run=eval:oracle.jsonl"), 200, "pick two eval results")
     clear_page(http.get("/runs/compare?run=bogus"), 422, "expected eval:")

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from webworld.agents.config import LLMConfig
 from webworld.agents.errors import BudgetExceeded, LLMError
 from webworld.agents.ledger import Ledger
+from webworld.errors import validation_problems
 from webworld.fsio import atomic_write_json
 
 T = TypeVar("T", bound=BaseModel)
@@ -250,8 +251,7 @@ def _extract_json(text: str) -> Any:
 
 def _describe_problem(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        lines = [f"{'.'.join(map(str, e['loc'])) or '$'}: {e['msg']}" for e in exc.errors()[:8]]
-        return "the JSON does not match the schema: " + "; ".join(lines)
+        return f"the JSON does not match the schema: {validation_problems(exc, limit=8)}"
     return str(exc)
 
 

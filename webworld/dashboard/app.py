@@ -21,6 +21,7 @@ from webworld.dashboard.graph import GraphUnavailable, page_graph_dot, render_sv
 from webworld.dashboard.reading import NotFound, StampCache, Unreadable, inside, stamp_of
 from webworld.dashboard.runs import RunCatalog, curves, dataset_view
 from webworld.dashboard.worlds import Folders, WorldCatalog
+from webworld.errors import validation_problems
 from webworld.eval.runner import traces_dir
 
 HERE = Path(__file__).parent
@@ -258,8 +259,8 @@ def _add_errors(app: FastAPI, board: Dashboard) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-        return problem(request, 400, "Bad request", f"malformed request: {fields}")
+        return problem(request, 400, "Bad request",
+                       f"malformed request: {validation_problems(exc, limit=5)}")
 
 
 def _add_headers(app: FastAPI) -> None:

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from webworld import contract
+from webworld.errors import validation_problems
 from webworld.render.site import Site, load_site
 from webworld.render.view import make_environment, render_page
 from webworld.serve.handling import handle_action
@@ -237,8 +238,8 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-        return JSONResponse({"error": f"malformed request: {fields}"}, status_code=400)
+        return JSONResponse({"error": f"malformed request: {validation_problems(exc, limit=5)}"},
+                            status_code=400)
 
     @app.exception_handler(Exception)
     async def server_error(request: Request, exc: Exception) -> Response:

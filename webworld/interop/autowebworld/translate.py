@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from webworld.errors import validation_problems
 from webworld.interop.autowebworld import naming
 from webworld.interop.autowebworld.findings import finding
 from webworld.interop.autowebworld.gui import Procedure, Widgets
@@ -86,10 +87,8 @@ def import_fsm(path: str | Path, world_id: str | None = None) -> ImportResult:
     try:
         return Translator(source, world_id).run()
     except ValidationError as exc:  # a translation webworld's spec model rejects
-        first = exc.errors()[0]
         return ImportResult(source, None, [*source.findings, finding(
-            "bad-shape", (), f"the translated spec is not valid: {first['msg']} at "
-                             f"{'.'.join(map(str, first['loc']))}")])
+            "bad-shape", (), f"the translated spec is not valid: {validation_problems(exc, 1)}")])
 
 
 # --- what one source effect means, before domains are known ----------------------------
