@@ -36,9 +36,15 @@ def test_a_turn_is_split_by_what_its_answer_needs() -> None:
     assert turn_kind(user, "select_option('5', 'M')") == "value"
 
 
-def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: Path) -> None:
-    recorded = ["click('2')", "click('1')", "fill('4', 'ada@example.com')", "click('3')",
-                "select_option('5', 'M')", "click('2')"]
+RECORDED = ["click('2')", "click('1')", "fill('4', 'ada@example.com')", "click('3')",
+            "select_option('5', 'M')", "click('2')"]
+
+
+def _scripted_scores(tmp_path: Path, *flags: str) -> tuple[dict, str]:
+    """The scores and output of `eval turns` on :data:`RECORDED`'s turns, an endpoint answering
+    by the recorded action: right, the id of a line the thought does not name, a wrong value
+    or no action."""
+    recorded = RECORDED
     data = tmp_path / "validation.jsonl"
     chats = [_chat(a, i) for i, a in enumerate(recorded)]
     data.write_text("".join(json.dumps({"messages": c}) + "\n" for c in chats))
@@ -56,12 +62,16 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
         result = runner.invoke(app, ["eval", "turns", str(data), "--policy", "openai:scripted-model",
                                      "--out", str(tmp_path / "scores.json"),
                                      "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
-                                     "--llm-config", str(config)])
+                                     "--llm-config", str(config), *flags])
     assert result.exit_code == 0, result.output
-    scores = json.loads((tmp_path / "scores.json").read_text())
+    return json.loads((tmp_path / "scores.json").read_text()), result.output
+
+
+def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: Path) -> None:
+    scores, output = _scripted_scores(tmp_path)
     assert (scores["turns"], scores["correct"], scores["well_formed"]) == (6, 3, 5)
     assert scores["by_kind"] == {"value": [1, 2], "named": [2, 2], "unnamed": [0, 2]}
-    assert "answered as recorded" in result.output
+    assert "answered as recorded" in output and "grounding" not in output
     # each miss names the task and both elements, so a reader sees what was confused
     misses = {m["recorded"]: m for m in scores["misses"]}
     assert sorted(misses) == ["click('1')", "click('3')", "fill('4', 'ada@example.com')"]
@@ -73,10 +83,21 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
     # the right element is not such a miss
     assert misses["click('1')"]["thought"] == "I click “Accept all cookies”."
     assert scores["right_thought_wrong_id"] == 1
-    assert "thought names the right element (the id acted on is another's): 1/3" in result.output
+    assert "thought names the right element (the id acted on is another's): 1/3" in output
     # how far down the page the element acted on is from the recorded one: lines, not ids
     assert misses["click('1')"]["lines_apart"] == 2 and misses["click('3')"]["lines_apart"] is None
     assert scores["right_thought_next_line"] == 0
+
+
+def test_grounding_by_name_acts_on_the_element_the_thought_quotes(tmp_path: Path) -> None:
+    scores, output = _scripted_scores(tmp_path, "--ground-names")
+    # the cookie banner's turn, named in the thought and acted on by a neighbour's id, is won;
+    # the wrong value and the reply without an action stay misses
+    assert (scores["turns"], scores["correct"], scores["well_formed"]) == (6, 4, 5)
+    assert scores["ground_names"] is True and scores["grounding_moved"] == 1
+    assert sorted(m["recorded"] for m in scores["misses"]) == ["click('3')",
+                                                               "fill('4', 'ada@example.com')"]
+    assert "grounding by name moved 1 of 6 actions" in output
 
 
 def test_lines_apart_counts_page_lines_whatever_the_ids() -> None:

@@ -22,6 +22,21 @@ eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any wor
 HELDOUT_DIR = Path("heldout")
 
 
+GroundNames = typer.Option(False, "--ground-names", help="Move a model's action to the element "
+                           "its thought quotes when the id points at another (one match on "
+                           "the page; webworld.eval.grounding).")
+
+
+def say_grounded(policy: object) -> int | None:
+    """Print how many actions grounding by name moved; their count (None: not grounded)."""
+    from webworld.eval.grounding import GroundedPolicy
+
+    if not isinstance(policy, GroundedPolicy):
+        return None
+    out.print(f"grounding by name moved {policy.moved} of {policy.replies} actions")
+    return policy.moved
+
+
 def _progress() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err)
@@ -57,6 +72,7 @@ def eval_cmd(
                                      help="Where the held-out worlds are (made if missing)."),
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda (default: "
                                                       "cuda when there is one)."),
+    ground: bool = GroundNames,
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
@@ -84,7 +100,8 @@ def eval_cmd(
         err.print("importing, building and verifying the AutoWebWorld files (once per change)")
     resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)
     chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
-                              api_key=api_key, config_file=config_file, budget_usd=budget)
+                              api_key=api_key, config_file=config_file, budget_usd=budget,
+                              ground_names=ground)
     try:
         with _progress() as progress:
             stats = EvalRun(resolved, chosen, results, config, progress).run()
@@ -92,6 +109,7 @@ def eval_cmd(
         chosen.close()
     records = read_results(results)
     print_summary(records)
+    say_grounded(chosen)
     out.print(f"{stats.episodes} episodes played in {stats.seconds:.1f} s "
               f"({stats.per_second:.2f} episodes/s); {stats.skipped} already in {results}")
     if stats.stopped:
@@ -223,6 +241,7 @@ def turns_cmd(
                                 "the task's on the page falls here."),
     results: Path = typer.Option(None, "--out", "-o", help="Also write the scores as JSON here."),
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda."),
+    ground: bool = GroundNames,
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
@@ -248,7 +267,7 @@ def turns_cmd(
     if relabel or shuffle:
         chats = [relabel_ids(chat, rng, ordered=not shuffle) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
-                              config_file=config_file, budget_usd=budget)
+                              config_file=config_file, budget_usd=budget, ground_names=ground)
     try:
         with _progress() as progress:
             bar = progress.add_task("turns", total=len(chats))
@@ -270,9 +289,11 @@ def turns_cmd(
     out.print(f"missed turns whose thought names the right element (the id acted on is "
               f"another's): {scores.right_thought_wrong_id}/{wrong}, "
               f"{scores.right_thought_next_line} of them the next or previous page line's")
+    moved = say_grounded(chosen)
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
                                     "relabel_ids": relabel, "shuffle_ids": shuffle,
                                     "move_choices": move,
-                                    "rename_choices": rename,
+                                    "rename_choices": rename, "ground_names": ground,
+                                    **({"grounding_moved": moved} if ground else {}),
                                     **scores.as_dict()})

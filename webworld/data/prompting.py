@@ -112,6 +112,12 @@ def assistant_message(thought: str, action: str) -> str:
     return f"Thought: {thought}\nAction: {action.strip()}"
 
 
+def thought_of(reply: str) -> str:
+    """The text of a reply's ``Thought:`` line ("" without one)."""
+    return next((line.split(":", 1)[1].strip() for line in reply.splitlines()
+                 if line.startswith("Thought:")), "")
+
+
 def prompt_messages(intent: str, observation_text: str, url: str, history: list[str], *,
                     error: str | None = None, max_observation_chars: int | None = None
                     ) -> list[dict[str, str]]:

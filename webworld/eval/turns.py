@@ -22,7 +22,7 @@ from typing import Any
 
 from webworld.browser.actions import parse_call, parse_reply
 from webworld.browser.observe import parse_line
-from webworld.data.prompting import page_line
+from webworld.data.prompting import page_line, thought_of
 from webworld.errors import UsageError
 from webworld.rl.turn import Turn
 
@@ -84,12 +84,6 @@ class TurnScores:
                 "by_kind": self.by_kind, "right_thought_wrong_id": self.right_thought_wrong_id,
                 "right_thought_next_line": self.right_thought_next_line,
                 "errors": self.errors, "misses": self.misses}
-
-
-def thought_of(reply: str) -> str:
-    """The text of a reply's ``Thought:`` line ("" without one)."""
-    return next((line.split(":", 1)[1].strip() for line in reply.splitlines()
-                 if line.startswith("Thought:")), "")
 
 
 def lines_apart(user: str, wanted: str | None, acted: str | None) -> int | None:

@@ -1,0 +1,82 @@
+"""Grounding a reply's action by the element its thought names.
+
+A trained policy's replies say what they act on twice: the thought quotes the element's name
+(“Europe”, as the export's thoughts do) and the action gives its id. On new sites the two
+part ways in one way above all: the thought names the right element and the id is copied
+from the line beside it (docs/learning_names.md). ``--ground-names`` trusts the name: when
+the element the id points at is not quoted in the thought, and exactly one element of the
+page is (of the same role as the one pointed at, when names alone leave a choice), the
+action is moved to that element. Nothing but the reply and the page the policy read is
+used, so a policy evaluated this way could act so anywhere; the rows it gives are
+reported apart from greedy replies as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webworld.browser.actions import format_action, parse_call, parse_reply
+from webworld.browser.observe import parse_line
+from webworld.data.prompting import assistant_message, page_line, thought_of
+from webworld.eval.policies import Policy, Reply
+from webworld.rl.policies import PageElement, page_elements
+from webworld.rl.turn import Turn
+
+QUOTED = re.compile(r"“([^”]+)”")
+
+
+def named_target(thought: str, page: str, acted_bid: str) -> PageElement | None:
+    """The element the thought names in place of ``acted_bid``'s, or None when the thought
+    names the element acted on, names none of the page's, or leaves a choice."""
+    quoted = {q.strip().casefold() for q in QUOTED.findall(thought)}
+    if not quoted:
+        return None
+    line = page_line(page, acted_bid)
+    _, _, acted_role, acted_name, _ = parse_line(line) if line else (0, None, "", None, "")
+    if acted_name and acted_name.casefold() in quoted:
+        return None
+    named = [e for e in page_elements(page) if e.name and e.name.casefold() in quoted]
+    siblings = [e for e in named if e.role == acted_role]
+    for choice in (siblings, named):
+        if len(choice) == 1:
+            return choice[0]
+    return None
+
+
+def ground_reply(reply: str, page: str) -> str | None:
+    """``reply`` with its action moved to the element its thought names (see the module
+    doc), or None when it stays as it is."""
+    call = parse_reply(reply)
+    action = parse_call(call) if call else None
+    if action is None:
+        return None
+    thought = thought_of(reply)
+    target = named_target(thought, page, action.bid)
+    if target is None:
+        return None
+    moved = format_action(action.name, target.bid, *([] if action.arg is None else [action.arg]))
+    return assistant_message(thought, moved)
+
+
+class GroundedPolicy(Policy):
+    """Another policy's replies, grounded by name; counts the actions it moved."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner, self.name = inner, f"{inner.name}, grounded by name"
+        self.moved = self.replies = 0
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None:
+        self.inner.start(slot, turn, seed)
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
+        replies = self.inner.act(turns)
+        for slot, reply in replies.items():
+            self.replies += 1
+            grounded = ground_reply(reply.text, turns[slot].messages()[-1]["content"])
+            if grounded is not None:
+                self.moved += 1
+                reply.text = grounded
+        return replies
+
+    def close(self) -> None:
+        self.inner.close()
