@@ -51,6 +51,8 @@ FORMAT_LABEL = "+ steps, ids relabelled, ids after names"
 # page order instead; asked as `sft-relabel` was, and played on the held-out worlds
 SHUFFLED = "sft-shuffled"
 SHUFFLED_LABEL = "SFT from SmolLM2, ids in no page order"
+# the same policy's replies grounded by the element their thought quotes (`--ground-names`)
+GROUNDED, GROUNDED_LABEL = f"{SHUFFLED}-grounded", f"{SHUFFLED_LABEL}, grounded by name"
 BASELINE = ROOT / "experiments" / "results" / "learning-gpu"  # `sft-relabel`'s held-out episodes
 # what each policy is asked: held-out worlds' turns as exported, validation turns renamed
 ASKED = {"heldout": ("held-out worlds", HELDOUT_TURNS, []),
@@ -191,25 +193,27 @@ def shuffled_rows(record: Path) -> list[str]:
 
     policies = [("sft-relabel", LABELS["sft-relabel"]), (SHUFFLED, SHUFFLED_LABEL)]
 
-    def copy_table(asked: str) -> list[str]:
-        paths = {name: record / "eval" / f"turns-{asked}-{name}.json" for name, _ in policies}
+    def copy_table(asked: str, rows: list[tuple[str, str]]) -> list[str]:
+        paths = {name: record / "eval" / f"turns-{asked}-{name}.json" for name, _ in rows}
         return ["| policy | turns | answered as recorded [95% CI] | named | missed | thought "
                 "names the right element, id another's (next or previous page line's) |",
                 "|---|---|---|---|---|---|",
                 *[f"| {label} | " + (copy_cells(paths[name]) if paths[name].is_file() else
-                                     "not run yet | | | |") + " |" for name, label in policies]]
+                                     "not run yet | | | |") + " |" for name, label in rows]]
 
     return [
         shuffled_line(record / SHUFFLED / "sft_summary.json"), "",
-        "Held-out turns, as exported:", "", *copy_table("heldout"), "",
+        "Held-out turns, as exported:", "",
+        *copy_table("heldout", [*policies, (GROUNDED, GROUNDED_LABEL)]), "",
         "Validation turns with ids shuffled (`webworld eval turns --shuffle-ids`): a policy "
         "that counts down the page rather than copying ids falls here, and a wrong id copied "
         "from the next line is a line away, not a number away.", "",
-        *copy_table("shuffled"), "",
+        *copy_table("shuffled", policies), "",
         "Held-out episodes (53, greedy, fast env; `sft-relabel`'s from the first GPU "
         "lease, this run's on this CPU):", "",
         *held_out_rows(BASELINE, [(LABELS["sft-relabel"], "heldout-sft-relabel")]),
-        *held_out_rows(record, [(SHUFFLED_LABEL, f"heldout-{SHUFFLED}")])[2:]]
+        *held_out_rows(record, [(SHUFFLED_LABEL, f"heldout-{SHUFFLED}"),
+                                (GROUNDED_LABEL, f"heldout-{GROUNDED}")])[2:]]
 
 
 def shuffled_line(summary: Path) -> str:
@@ -280,7 +284,8 @@ def ask_turns(stages: Stages, result: Path, chats: Path, model: Path,
 def sft_shuffled(stages: Stages, work: Path) -> None:
     """learning.py's SFT recipe from SmolLM2 with ``--shuffle-ids`` for ``--relabel-ids``;
     then the held-out turns, the held-out episodes, and the validation turns with ids
-    shuffled, asked of it and of `sft-relabel`."""
+    shuffled, asked of it and of `sft-relabel`; last the held-out turns and episodes with
+    its replies grounded by the names their thoughts quote (`--ground-names`)."""
     out = work / SHUFFLED
     stages.run(f"sft {SHUFFLED}", ["train", "sft", "--data", rel(BASE / "data"), "--model",
                                    "smollm2", "--out", rel(out), "--shuffle-ids", "--precision",
@@ -292,11 +297,15 @@ def sft_shuffled(stages: Stages, work: Path) -> None:
             continue
         ask_turns(stages, work / "eval" / f"turns-shuffled-{name}.json",
                   BASE / "data" / "sft" / "validation.jsonl", policy, ["--shuffle-ids"])
-    episodes = work / "eval" / f"heldout-{SHUFFLED}.jsonl"
-    stages.run(f"eval {episodes.stem}", [
-        "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
-        "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
-        "--out", rel(episodes), "--fast"], episodes)
+    for name, flags in ((SHUFFLED, []), (GROUNDED, ["--ground-names"])):
+        episodes = work / "eval" / f"heldout-{name}.jsonl"
+        stages.run(f"eval {episodes.stem}", [
+            "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
+            "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
+            "--out", rel(episodes), "--fast", *flags], episodes)
+        if not flags:  # the grounded ask of the same turns, before the grounded episodes
+            ask_turns(stages, work / "eval" / f"turns-heldout-{GROUNDED}.json", HELDOUT_TURNS,
+                      model, ["--ground-names"])
 
 
 def grounding_row(label: str, path: Path) -> str:
