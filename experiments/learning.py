@@ -278,8 +278,13 @@ class SftRuns:
         self.evals.turns(f"{name}-relabelled", validation, self.policy(name), "--relabel-ids")
         self.evals.turns(f"{name}-moved", validation, self.policy(name), "--move-choices")
 
-    def held_out(self, name: str) -> None:
+    def held_out(self, name: str, *, grounded: bool = False) -> None:
+        """The held-out episodes (fast env), and with ``grounded`` again with the replies
+        grounded by the names their thoughts quote (`--ground-names`)."""
         self.evals.run(f"heldout-{name}", "heldout", self.policy(name), "--fast")
+        if grounded:
+            self.evals.run(f"heldout-{name}-grounded", "heldout", self.policy(name), "--fast",
+                           "--ground-names")
 
 
 def zero_shot_mode(policy: str) -> list[str]:
@@ -346,7 +351,7 @@ def main() -> None:
         evals.run(f"heldout-{policy}", "heldout", policy)
     for name in SFT_BEFORE_RL:
         sft_run.ask(name)
-        sft_run.held_out(name)
+        sft_run.held_out(name, grounded=True)
     for name in SFT_RUNS:
         if name not in SFT_BEFORE_RL:
             sft_run.train(name)
@@ -355,8 +360,10 @@ def main() -> None:
     for seed in args.seeds[1:]:
         rl(seed)
     for reward in REWARDS:
-        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}", "heldout",
-                  f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}", "--fast")
+        rl_policy = f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}"
+        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}", "heldout", rl_policy, "--fast")
+        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}-grounded", "heldout", rl_policy,
+                  "--fast", "--ground-names")
     live = work / "rl-progress-live"
     stages.run("RL progress, live env", [
         "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), "--env", "live",
@@ -622,7 +629,11 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         f"{len(EASY)} easy and {len(MEDIUM)} medium procedural worlds of the held-out suite's "
         "profiles and patterns, none of its archetypes or seeds "
         "(`learning_tokens.md`: turns, tokens and widgets). Held-out suite: "
-        "`webworld/data/heldout.json` (live sites in Chromium).", "",
+        "`webworld/data/heldout.json`: live sites in Chromium for the rows of the first runs, "
+        "the fast env (the same pages and states, parity-tested) for SFT with ids shuffled and "
+        "after. Rows \"grounded by name\" act on the element a reply's thought quotes when its "
+        "id points at another (`webworld eval --ground-names`, `webworld/eval/grounding.py`).",
+        "",
         *sft_lines(work), "",
         "## Per turn", "",
         f"{TURNS_SAMPLE} recorded turns of the compact export (seed 0), each asked with its "
@@ -635,10 +646,12 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
                               ("SmolLM2 zero shot", "heldout-zero-shot"),
                               *((sft_label(run), f"heldout-{run}") for run in SFT_RUNS),
-                              (f"after SFT + RL, success reward (seed {s0})",
-                               f"heldout-rl-success-s{s0}"),
-                              (f"after SFT + RL, progress reward (seed {s0})",
-                               f"heldout-rl-progress-s{s0}")]), "",
+                              *((f"{sft_label(run)}, grounded by name", f"heldout-{run}-grounded")
+                                for run in SFT_BEFORE_RL),
+                              *((f"after SFT + RL, {reward} reward (seed {s0}){grounded}",
+                                 f"heldout-rl-{reward}-s{s0}{suffix}")
+                                for reward in REWARDS for grounded, suffix in
+                                (("", ""), (", grounded by name", "-grounded")))]), "",
         "## Training worlds, whole tasks", "",
         "Ten worlds of the training split, every task instance once, greedy, fast env (RL "
         "practises these worlds' tasks):", "",
