@@ -3,10 +3,13 @@ acts on the quoted one; every other reply is left as the model wrote it."""
 
 from __future__ import annotations
 
+import pytest
+
 from webworld.browser.actions import parse_reply
 from webworld.data.prompting import assistant_message, prompt_messages
+from webworld.errors import UsageError
 from webworld.eval.grounding import GroundedPolicy, ground_reply
-from webworld.eval.policies import Policy, Reply
+from webworld.eval.policies import Policy, Reply, ScriptedPolicy
 from webworld.eval.turns import RecordedTurn
 from webworld.rl.turn import Turn
 
@@ -62,3 +65,9 @@ def test_the_grounded_policy_rewrites_the_action_and_counts_what_it_moved() -> N
     assert {parse_reply(r.text) for r in replies.values()} == {"click('6')"}
     assert replies[0].completion_tokens == 3  # what the model spent is kept
     assert (policy.moved, policy.replies) == (2, 2) and "grounded" in policy.name
+
+
+
+def test_grounding_a_scripted_policy_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="--ground-names grounds a model's replies"):
+        GroundedPolicy(ScriptedPolicy("random", None))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,6 +17,9 @@ from webworld.cli.llm_options import LLMBaseURL, LLMBudget, LLMConfigFile, LLMKe
 from webworld.cli.options import RayAddress, RayInsecure, RayWorkers
 from webworld.errors import UsageError
 
+if TYPE_CHECKING:
+    from webworld.eval.policies import Policy
+
 eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any world folder.",
                        invoke_without_command=True)
 
@@ -25,6 +29,18 @@ HELDOUT_DIR = Path("heldout")
 GroundNames = typer.Option(False, "--ground-names", help="Move a model's action to the element "
                            "its thought quotes when the id points at another (one match on "
                            "the page; webworld.eval.grounding).")
+
+
+def grounded(policy: Policy) -> Policy:
+    """``policy``'s replies grounded by name (webworld.eval.grounding); a scripted policy is a
+    usage error, and is closed first."""
+    from webworld.eval.grounding import GroundedPolicy
+
+    try:
+        return GroundedPolicy(policy)
+    except UsageError:
+        policy.close()
+        raise
 
 
 def say_grounded(policy: object) -> int | None:
@@ -100,8 +116,8 @@ def eval_cmd(
         err.print("importing, building and verifying the AutoWebWorld files (once per change)")
     resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)
     chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
-                              api_key=api_key, config_file=config_file, budget_usd=budget,
-                              ground_names=ground)
+                              api_key=api_key, config_file=config_file, budget_usd=budget)
+    chosen = grounded(chosen) if ground else chosen
     try:
         with _progress() as progress:
             stats = EvalRun(resolved, chosen, results, config, progress).run()
@@ -267,7 +283,8 @@ def turns_cmd(
     if relabel or shuffle:
         chats = [relabel_ids(chat, rng, ordered=not shuffle) for chat in chats]
     chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
-                              config_file=config_file, budget_usd=budget, ground_names=ground)
+                              config_file=config_file, budget_usd=budget)
+    chosen = grounded(chosen) if ground else chosen
     try:
         with _progress() as progress:
             bar = progress.add_task("turns", total=len(chats))

@@ -18,7 +18,8 @@ import re
 from webworld.browser.actions import format_action, parse_call, parse_reply
 from webworld.browser.observe import parse_line
 from webworld.data.prompting import assistant_message, page_line, thought_of
-from webworld.eval.policies import Policy, Reply
+from webworld.errors import UsageError
+from webworld.eval.policies import Policy, Reply, ScriptedPolicy
 from webworld.rl.policies import PageElement, page_elements
 from webworld.rl.turn import Turn
 
@@ -62,6 +63,9 @@ class GroundedPolicy(Policy):
     """Another policy's replies, grounded by name; counts the actions it moved."""
 
     def __init__(self, inner: Policy) -> None:
+        if isinstance(inner, ScriptedPolicy):
+            raise UsageError("--ground-names grounds a model's replies: hf:PATH or openai:MODEL, "
+                             f"not {inner.name}")
         self.inner, self.name = inner, f"{inner.name}, grounded by name"
         self.moved = self.replies = 0
 

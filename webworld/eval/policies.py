@@ -160,26 +160,14 @@ class OpenAIPolicy(Policy):
 
 def make_eval_policy(spec: str, worlds: WorldSet | None, *, device: str | None = None,
                      base_url: str | None = None, api_key: str | None = None,
-                     config_file: Path | None = None, budget_usd: float | None = None,
-                     ground_names: bool = False) -> Policy:
-    """``oracle``, ``random``, ``hf:PATH`` or ``openai:MODEL``; a model's replies grounded
-    by the names their thoughts quote with ``ground_names`` (webworld.eval.grounding)."""
+                     config_file: Path | None = None, budget_usd: float | None = None) -> Policy:
+    """``oracle``, ``random``, ``hf:PATH`` or ``openai:MODEL``."""
     kind, _, arg = spec.partition(":")
     if spec in ("oracle", "random"):
-        if ground_names:
-            raise UsageError("--ground-names grounds a model's replies: hf:PATH or openai:MODEL")
         return ScriptedPolicy(spec, worlds)
-    policy: Policy
     if kind == "hf" and arg:
-        policy = HFPolicy(arg, device=device)
-    elif kind == "openai" and arg:
-        policy = OpenAIPolicy(arg, base_url=base_url, api_key=api_key, config_file=config_file,
-                              budget_usd=budget_usd)
-    else:
-        raise UsageError(f"unknown policy {spec!r}; choose oracle, random, hf:PATH or "
-                         "openai:MODEL")
-    if ground_names:
-        from webworld.eval.grounding import GroundedPolicy
-
-        policy = GroundedPolicy(policy)
-    return policy
+        return HFPolicy(arg, device=device)
+    if kind == "openai" and arg:
+        return OpenAIPolicy(arg, base_url=base_url, api_key=api_key, config_file=config_file,
+                            budget_usd=budget_usd)
+    raise UsageError(f"unknown policy {spec!r}; choose oracle, random, hf:PATH or openai:MODEL")
