@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from experiments.learning import SFT_BEFORE_RL, compute, rl_start, training_rows
 from tests.experiments.test_corrections_page import results
 
@@ -25,6 +27,26 @@ def test_a_run_not_scored_is_shown_only_when_rl_starts_from_it(tmp_path: Path) -
     rows = "\n".join(training_rows(tmp_path, [0]))
     assert "| after SFT, ids relabelled | not run yet |" in rows
     assert "ids shuffled" not in rows
+
+
+def test_the_page_shows_grounded_held_out_rows_apart(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from argparse import Namespace
+
+    from experiments import learning
+
+    results(tmp_path / "eval" / "heldout-sft-shuffled.jsonl", [True, False, False, False],
+            "new-world")
+    results(tmp_path / "eval" / "heldout-sft-shuffled-grounded.jsonl", [True, True, False, False],
+            "new-world")
+    doc = tmp_path / "docs" / "learning.md"
+    doc.parent.mkdir()
+    monkeypatch.setattr(learning, "DOCS", doc.parent)
+    learning.write_doc(Namespace(quick=False, seeds=[0]), tmp_path, learning.Stages(tmp_path))
+    page = doc.read_text()
+    assert "| after SFT, ids shuffled | 4 | 25.0%" in page
+    assert "| after SFT, ids shuffled, grounded by name | 4 | 50.0%" in page
+    assert "| after SFT + RL, progress reward (seed 0), grounded by name | not run yet |" in page
 
 
 def test_compute_is_fp32_for_summaries_from_before_auto_was_resolved() -> None:
