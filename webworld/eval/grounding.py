@@ -6,9 +6,9 @@ part ways in one way above all: the thought names the right element and the id i
 from the line beside it (docs/learning_names.md). ``--ground-names`` trusts the name: when
 the element the id points at is not quoted in the thought, and exactly one element of the
 page is (of the same role as the one pointed at, when names alone leave a choice), the
-action is moved to that element. Nothing but the reply and the page the policy read is
-used, so a policy evaluated this way could act so anywhere; the rows it gives are
-reported apart from greedy replies as they are.
+action is moved to that element. It uses nothing but the reply and the page the policy
+read, so it works the same on any site; the rows it gives are reported apart from the
+replies as the model wrote them.
 """
 
 from __future__ import annotations
