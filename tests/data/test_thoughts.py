@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from webworld.data.prompting import assistant_message
 from webworld.data.thoughts import make_thought, thought_for_step
+from webworld.eval.grounding import ground_reply
 
 BASE = dict(op="select", element_label="Format", value="Paperback", fsm_label="Choose format",
             intent="Buy Dune as a paperback", is_last=False)
@@ -72,3 +74,51 @@ def test_a_label_that_only_repeats_the_target_is_not_given_as_the_reason() -> No
         text = make_thought(op="check", element_label="Gift wrap", value=None,
                             fsm_label="Check gift wrap", intent=intent, is_last=False)
         assert "Gift wrap" in text and "check gift wrap" not in text
+
+
+DATE_PAGE = """RootWebArea 'Your booking'
+[2] tab 'Overview', selected
+[5] textbox 'Date', value=''
+[6] button 'Open calendar for date', expanded={open}
+[7] button 'Confirm booking'
+"""
+DAY_LINE = "dialog 'Choose date'\n  [8] button 'Saturday, 27 March 2027'\n"
+
+
+def date_step(action: str, bid: str, page: str) -> dict:
+    return {"op": "select", "element_label": "Date", "value": "2027-03-27",
+            "fsm_label": "Choose date", "action": action, "bid": bid,
+            "observation": {"axtree": page}}
+
+
+def test_each_gesture_of_a_date_picker_names_the_control_it_clicks() -> None:
+    """One FSM step, two clicks: each thought quotes the element its action clicks (not the
+    field both set), so the name a policy learns goes with the id, and grounding by name
+    leaves the taught action where it is."""
+    intent = "Book Dr. Liu: pick the date 2027-03-27."
+    opening = date_step("click('6')", "6", DATE_PAGE.format(open="false"))
+    day_page = DATE_PAGE.format(open="true") + DAY_LINE
+    picking = date_step("click('8')", "8", day_page)
+    for step, name, page in ((opening, "Open calendar for date", opening["observation"]["axtree"]),
+                             (picking, "Saturday, 27 March 2027", day_page)):
+        thought = thought_for_step(step, intent, False)  # type: ignore[arg-type]
+        assert f"“{name}”" in thought and "Date" in thought and "2027-03-27" in thought, thought
+        assert "task" in thought  # the intent gives the date
+        reply = assistant_message(thought, step["action"])
+        assert ground_reply(reply, page) is None, thought
+    # the field's own gestures keep the step's thought: typing the date names the field
+    typed = date_step("fill('5', '2027-03-27')", "5", DATE_PAGE.format(open="false"))
+    assert thought_for_step(typed, intent, False) == make_thought(  # type: ignore[arg-type]
+        op="select", element_label="Date", value="2027-03-27", fsm_label="Choose date",
+        intent=intent, is_last=False)
+
+
+def test_a_click_on_the_value_itself_keeps_the_usual_thought() -> None:
+    """A menu item or radio named as the value ("Festivals" under "Browse categories") is
+    not a widget's inner control: same words as before gestures had names."""
+    step = {"op": "click", "element_label": "Browse categories", "value": "Festivals",
+            "fsm_label": "Browse a category", "action": "click('3')", "bid": "3",
+            "observation": {"axtree": "[3] menuitem 'Festivals'"}}
+    assert thought_for_step(step, "See festivals", False) == make_thought(  # type: ignore[arg-type]
+        op="click", element_label="Browse categories", value="Festivals",
+        fsm_label="Browse a category", intent="See festivals", is_last=False)

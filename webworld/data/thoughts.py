@@ -1,8 +1,11 @@
 """Short per-step thoughts for SFT targets, written from the step's own fields only.
 
 A thought says what the step does and why, using nothing but the step (GUI op, target
-label, value, the FSM action's label), the task's intent and whether the step is the
-last. A claim that *the task* asks for a value is made only when the value appears in
+label, value, the FSM action's label, the name of the element the gesture acts on), the
+task's intent and whether the step is the last. It quotes the element acted on: where one
+FSM step takes several gestures (a date picker: open the calendar, click the day), each
+gesture's thought names its own control and what it is for, so a policy learns the name
+with the id it points at (and ``--ground-names`` reads the thought it was taught). A claim that *the task* asks for a value is made only when the value appears in
 the intent. The phrasing varies between steps but is a pure function of the inputs
 (a SHA-256 of them picks the template), so exports are byte-identical run to run.
 """
@@ -13,6 +16,8 @@ import hashlib
 import re
 
 from webworld.browser.actions import parse_call
+from webworld.browser.observe import parse_line
+from webworld.data.prompting import page_line
 from webworld.data.records import VerifiedStep
 
 # {label}: the target's label, {value}: typed text / option, {goal}: the FSM action's
@@ -85,6 +90,18 @@ _TEMPLATES: dict[str, list[str]] = {
         "I use “{label}” to {goal}.",
         "To {goal}, I act on “{label}”.",
     ],
+    # a gesture inside a widget: {target} is the control it acts on ("Open calendar for
+    # date", "Friday, 5 March 2027"), {label} the field it sets
+    "part": [
+        "To set {label} to “{value}”, I click “{target}”.",
+        "I click “{target}” to set {label} to “{value}”.",
+        "“{target}” is how I set {label} to “{value}”, so I click it.",
+    ],
+    "part_asked": [
+        "The task gives “{value}” for {label}, so I click “{target}”.",
+        "I click “{target}” to set {label} to the task's “{value}”.",
+        "For the task's “{value}” in {label}, I click “{target}”.",
+    ],
 }
 
 # When the action's label only repeats the target ("Check gift wrap" on “Gift wrap”),
@@ -110,19 +127,25 @@ _LAST = [
 
 
 def make_thought(*, op: str, element_label: str, value: str | None, fsm_label: str,
-                 intent: str, is_last: bool) -> str:
-    """One or two sentences for one step; same inputs, same words."""
+                 intent: str, is_last: bool, target: str | None = None) -> str:
+    """One or two sentences for one step; same inputs, same words. ``target``: the name of
+    the element the gesture acts on, where it is neither ``element_label`` nor ``value``."""
     label = " ".join((element_label or "").split()) or "the control"
     value = " ".join(value.split()) if value else ""
+    target = " ".join(target.split()) if target else ""
     goal = _lower_first(" ".join((fsm_label or "").split()).rstrip(".")) or "continue"
     asked = bool(value) and _mentions(intent, value)
     kind = _template_kind(op, value, asked)
+    part = bool(target and value) and target.casefold() not in (label.casefold(), value.casefold())
+    if part:
+        kind = "part_asked" if asked else "part"
     templates = _TEMPLATES[kind]
-    if _words(label) and (_words(label) <= _words(goal) or _words(goal) <= _words(label)):
+    if (not part and _words(label)
+            and (_words(label) <= _words(goal) or _words(goal) <= _words(label))):
         templates = [t for t in templates if "{goal}" not in t] or _PLAIN[kind.removesuffix("_asked")]
-    pick = _stable_index((op, label, value, goal, intent, str(is_last)))
+    pick = _stable_index((op, label, value, goal, intent, str(is_last)) + ((target,) if part else ()))
     text = templates[pick % len(templates)].format(
-        label=label, value=value, goal=goal, key=value or "Enter")
+        label=label, value=value, goal=goal, key=value or "Enter", target=target)
     if is_last:
         text += _LAST[(pick // 7) % len(_LAST)]
     return text
@@ -135,7 +158,19 @@ def thought_for_step(step: VerifiedStep, intent: str, is_last: bool) -> str:
         call = parse_call(step["action"])
         value = call.args[1] if call is not None and len(call.args) > 1 else None
     return make_thought(op=step["op"], element_label=step["element_label"], value=value,
-                        fsm_label=step["fsm_label"], intent=intent, is_last=is_last)
+                        fsm_label=step["fsm_label"], intent=intent, is_last=is_last,
+                        target=clicked_name(step))
+
+
+def clicked_name(step: VerifiedStep) -> str | None:
+    """The name of the element the step's gesture clicks, as its observation shows it (None
+    for other gestures: a field typed into is the step's own target)."""
+    call = parse_call(step["action"])
+    if call is None or call.name != "click":
+        return None
+    axtree = (step.get("observation") or {}).get("axtree", "")
+    line = page_line(axtree, step.get("bid", "")) if axtree and step.get("bid") else None
+    return parse_line(line)[3] if line else None
 
 
 def _template_kind(op: str, value: str, asked: bool) -> str:
