@@ -1,0 +1,167 @@
+"""Thoughts that name the control each gesture clicks: does SFT on them help SmolLM2 through
+a date picker on new sites?
+
+Until `webworld/data/thoughts.py` named each gesture's own control, both clicks of a date
+picker (open the calendar, click the day) were taught with the thought of the field they set
+("I select “2027-03-27” for Date"), a name that is on neither button; 8 of the 40 held-out
+failures of the best row (`sft-shuffled`, grounded by name) left the verified path at a date
+picker. Here learning.py's worlds are exported again with the current thoughts and
+name_finding.py's SFT from SmolLM2 with ids in no page order (the same recipe, seed and bf16
+compute: about 70 minutes on 2 cores) is trained on that export, then asked the held-out turns
+and played on the held-out worlds, as is and grounded by name, against name_finding.py's run
+on the old export. Writes docs/learning_thoughts.md.
+
+    .venv/bin/python experiments/widget_thoughts.py   # after learning.py's worlds, data_scale.py
+
+Each stage resumes (a rerun skips what is done); the record (no weights) is kept in
+experiments/results/widget-thoughts/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import name_finding  # noqa: E402
+from learning import HELDOUT, held_out_rows, turn_row  # noqa: E402
+from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
+
+WORK = ROOT / "runs" / "thoughts"
+RECORD = ROOT / "experiments" / "results" / "widget-thoughts"
+RECORDED = ("stages.json", "eval/*.json", "eval/*.jsonl", "*/sft_summary.json", "changed.json")
+DOC = ROOT / "docs" / "learning_thoughts.md"
+WORLDS = name_finding.BASE / "worlds" / "trajectories"  # learning.py's training worlds
+OLD_DATA = name_finding.BASE / "data"  # learning.py's export, made before the change
+BEFORE = name_finding.RECORD  # name_finding.py's record: the same SFT on the old export
+RUN = "sft-shuffled"
+GROUNDED = f"{RUN}-grounded"
+
+
+def export(stages: Stages, work: Path) -> Path:
+    data = work / "data"
+    stages.run("export (compact)", ["export", rel(WORLDS), "--out", rel(data), "--format", "sft",
+                                    "--observation", "compact"], data / "manifest.json")
+    return data
+
+
+def changed_chats(old: Path, new: Path, out: Path) -> dict[str, int]:
+    """How many training chats the new export words differently: the same chats in the same
+    order (the export is deterministic), so only their assistant turns can differ."""
+    def replies(path: Path) -> list[str]:
+        return [json.loads(line)["messages"][-1]["content"] for line in path.open()]
+
+    before, after = replies(old / "sft" / "train.jsonl"), replies(new / "sft" / "train.jsonl")
+    if len(before) != len(after):
+        raise SystemExit(f"{rel(new)}: {len(after)} training chats, the old export has "
+                         f"{len(before)}; not the same worlds")
+    counts = {"chats": len(after), "changed": sum(a != b for a, b in zip(before, after))}
+    out.write_text(json.dumps(counts) + "\n")
+    return counts
+
+
+def train_and_play(stages: Stages, work: Path, data: Path) -> None:
+    out = work / RUN
+    stages.run(f"sft {RUN}", ["train", "sft", "--data", rel(data), "--model", "smollm2", "--out",
+                              rel(out), "--shuffle-ids", "--precision", "bf16"],
+               out / "sft_summary.json")
+    model = out / "model"
+    for name, flags in ((RUN, []), (GROUNDED, ["--ground-names"])):
+        name_finding.ask_turns(stages, work / "eval" / f"turns-heldout-{name}.json",
+                               name_finding.HELDOUT_TURNS, model, flags)
+        episodes = work / "eval" / f"heldout-{name}.jsonl"
+        stages.run(f"eval {episodes.stem}", [
+            "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
+            "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
+            "--out", rel(episodes), "--fast", *flags], episodes)
+
+
+def date_rows(record: Path) -> list[str]:
+    """Held-out episodes whose task picks a date, solved before and after, per policy."""
+    from webworld.eval.results import Rate, read_results
+
+    rows = ["| policy | export | episodes that pick a date | solved [95% CI] |", "|---|---|---|---|"]
+    for folder, export_label in ((BEFORE, "old thoughts"), (record, "thoughts name each click")):
+        for name, label in ((RUN, "SFT, ids shuffled"), (GROUNDED, "the same, grounded by name")):
+            records = [r for r in read_results(folder / "eval" / f"heldout-{name}.jsonl")
+                       if "date" in r["intent"].lower()]
+            shown = Rate(name, len(records), sum(r["success"] for r in records)).shown() \
+                if records else "not run yet"
+            rows.append(f"| {label} | {export_label} | {len(records) or ''} | {shown} |")
+    return rows
+
+
+def write_page(record: Path, doc: Path) -> None:
+    stages = json.loads((record / "stages.json").read_text())
+    counts = json.loads(path.read_text()) if (path := record / "changed.json").is_file() else {}
+    summary = json.loads(path.read_text()) if (path := record / RUN / "sft_summary.json"
+                                               ).is_file() else None
+    # held_out_rows reads WORK/eval/NAME.jsonl; an absolute NAME is read where it is
+    policies = [("SFT, ids shuffled, old thoughts", str(BEFORE / "eval" / f"heldout-{RUN}")),
+                ("the same, grounded by name", str(BEFORE / "eval" / f"heldout-{GROUNDED}")),
+                ("SFT, ids shuffled, thoughts name each click", f"heldout-{RUN}"),
+                ("the same, grounded by name", f"heldout-{GROUNDED}")]
+    turns = [(label, folder / "eval" / f"turns-heldout-{name}.json")
+             for folder, thoughts in ((BEFORE, "old thoughts"), (record, "thoughts name each click"))
+             for name, label in ((RUN, f"SFT, ids shuffled, {thoughts}"),
+                                 (GROUNDED, "the same, grounded by name"))]
+    lines = [
+        "# Thoughts that name each click: SFT through a date picker", "",
+        "Made by `experiments/widget_thoughts.py` on this repo's 2-core CPU (record: "
+        f"`{rel(record)}/`). learning.py's training worlds exported again with "
+        "`webworld/data/thoughts.py` naming the control each gesture clicks: "
+        + (f"{counts['changed']} of {counts['chats']} training chats are worded differently "
+           "(the date picker's two clicks), the rest are byte for byte the old export's. "
+           if counts else "")
+        + "The same SFT as `name_finding.py`'s `sft-shuffled` (learning.py's recipe from "
+        "SmolLM2, `--shuffle-ids`, bf16, seed 0) on it"
+        + (f": {summary['optimizer_steps']} optimiser steps, train loss "
+           f"{summary['train_loss']:.3f}, validation loss per epoch "
+           + ", ".join(f"{v:.3f}" for v in summary["validation_losses"]) if summary else "")
+        + ". Greedy, fast env, seed 0; the old rows are name_finding.py's.", "",
+        "## Held-out episodes", "",
+        *held_out_rows(record, policies), "",
+        "## Held-out episodes that pick a date", "",
+        *date_rows(record), "",
+        "## Held-out turns", "",
+        "| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
+        + " | ".join(_kinds()) + " |", "|---|" + "---|" * (4 + len(_kinds())),
+        *[turn_row([label, "held-out worlds"], path) for label, path in turns], "",
+        "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
+        *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
+    write_keeping_reading(doc, "\n".join(lines))
+    print(f"wrote {doc}")
+
+
+def _kinds() -> tuple[str, ...]:
+    from webworld.eval.turns import KINDS
+
+    return KINDS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", type=Path, default=WORK)
+    parser.add_argument("--record", type=Path, default=RECORD)
+    parser.add_argument("--doc", type=Path, default=DOC)
+    parser.add_argument("--table-only", action="store_true", help="the page from the record")
+    args = parser.parse_args()
+    if not args.table_only:
+        for needed in (WORLDS, OLD_DATA, name_finding.HELDOUT_TURNS):
+            if not needed.exists():
+                raise SystemExit(f"{rel(needed)}: not here; run experiments/learning.py and "
+                                 "experiments/data_scale.py first")
+        args.work.mkdir(parents=True, exist_ok=True)
+        stages = Stages(args.work, after=lambda: keep_record(args.work, args.record, RECORDED))
+        data = export(stages, args.work)
+        changed_chats(OLD_DATA, data, args.work / "changed.json")
+        keep_record(args.work, args.record, RECORDED)
+        train_and_play(stages, args.work, data)
+    write_page(args.record, args.doc)
+
+
+if __name__ == "__main__":
+    main()
