@@ -118,7 +118,7 @@ def write_page(record: Path, doc: Path) -> None:
            if counts else "")
         + "The same SFT as `name_finding.py`'s `sft-shuffled` (learning.py's recipe from "
         "SmolLM2, `--shuffle-ids`, bf16, seed 0) on it"
-        + (f": {summary['optimizer_steps']} optimiser steps, train loss "
+        + (f": {summary['steps']} optimiser steps, train loss "
            f"{summary['train_loss']:.3f}, validation loss per epoch "
            + ", ".join(f"{v:.3f}" for v in summary["validation_losses"]) if summary else "")
         + ". Greedy, fast env, seed 0; the old rows are name_finding.py's.", "",

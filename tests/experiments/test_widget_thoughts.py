@@ -35,6 +35,9 @@ def test_the_page_shows_the_new_rows_beside_the_old(tmp_path: Path) -> None:
     (record / "stages.json").write_text(json.dumps({"sft sft-shuffled": {
         "command": "webworld train sft", "wall": 12.0}}))
     (record / "changed.json").write_text(json.dumps({"chats": 10, "changed": 2}))
+    (record / "sft-shuffled").mkdir()
+    (record / "sft-shuffled" / "sft_summary.json").write_text(json.dumps(
+        {"steps": 1017, "train_loss": 0.16, "validation_losses": [0.19, 0.13]}))
     base = {"suite": "heldout", "policy": "hf:m", "failure": "step limit", "actions": [],
             "kind": "new-world", "world": "w", "task": "t", "steps": 3}
     rows = [{**base, "key": "a", "intent": "Book it, pick the date 2027-04-21.", "success": True},
@@ -45,6 +48,7 @@ def test_the_page_shows_the_new_rows_beside_the_old(tmp_path: Path) -> None:
     write_page(record, doc)
     page = doc.read_text()
     assert "2 of 10 training chats" in page
+    assert "1017 optimiser steps, train loss 0.160, validation loss per epoch 0.190, 0.130" in page
     new_row = next(line for line in page.splitlines()
                    if line.startswith("| SFT, ids shuffled, thoughts name each click | 2 |"))
     assert "50.0%" in new_row
