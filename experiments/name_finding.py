@@ -298,14 +298,18 @@ def sft_shuffled(stages: Stages, work: Path) -> None:
         ask_turns(stages, work / "eval" / f"turns-shuffled-{name}.json",
                   BASE / "data" / "sft" / "validation.jsonl", policy, ["--shuffle-ids"])
     for name, flags in ((SHUFFLED, []), (GROUNDED, ["--ground-names"])):
-        episodes = work / "eval" / f"heldout-{name}.jsonl"
-        stages.run(f"eval {episodes.stem}", [
-            "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
-            "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
-            "--out", rel(episodes), "--fast", *flags], episodes)
+        play_heldout(stages, work / "eval" / f"heldout-{name}.jsonl", model, flags)
         if not flags:  # the grounded ask of the same turns, before the grounded episodes
             ask_turns(stages, work / "eval" / f"turns-heldout-{GROUNDED}.json", HELDOUT_TURNS,
                       model, ["--ground-names"])
+
+
+def play_heldout(stages: Stages, episodes: Path, model: Path, flags: list[str] = ()) -> None:
+    """The held-out suite's episodes played by ``model`` in the fast env, greedy, seed 0."""
+    stages.run(f"eval {episodes.stem}", [
+        "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
+        "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
+        "--out", rel(episodes), "--fast", *flags], episodes)
 
 
 def grounding_row(label: str, path: Path) -> str:

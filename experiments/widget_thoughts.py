@@ -27,8 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import name_finding  # noqa: E402
-from learning import HELDOUT, held_out_rows, turn_row  # noqa: E402
+from learning import held_out_rows, turn_row  # noqa: E402
 from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
+
+from webworld.fsio import atomic_write_json  # noqa: E402
 
 WORK = ROOT / "runs" / "thoughts"
 RECORD = ROOT / "experiments" / "results" / "widget-thoughts"
@@ -59,7 +61,7 @@ def changed_chats(old: Path, new: Path, out: Path) -> dict[str, int]:
         raise SystemExit(f"{rel(new)}: {len(after)} training chats, the old export has "
                          f"{len(before)}; not the same worlds")
     counts = {"chats": len(after), "changed": sum(a != b for a, b in zip(before, after))}
-    out.write_text(json.dumps(counts) + "\n")
+    atomic_write_json(out, counts)
     return counts
 
 
@@ -72,11 +74,7 @@ def train_and_play(stages: Stages, work: Path, data: Path) -> None:
     for name, flags in ((RUN, []), (GROUNDED, ["--ground-names"])):
         name_finding.ask_turns(stages, work / "eval" / f"turns-heldout-{name}.json",
                                name_finding.HELDOUT_TURNS, model, flags)
-        episodes = work / "eval" / f"heldout-{name}.jsonl"
-        stages.run(f"eval {episodes.stem}", [
-            "eval", "--suite", "heldout", "--heldout-dir", rel(HELDOUT), "-n", "1",
-            "--policy", f"hf:{rel(model)}", "--workers", "8", "--traces", "0", "--seed", "0",
-            "--out", rel(episodes), "--fast", *flags], episodes)
+        name_finding.play_heldout(stages, work / "eval" / f"heldout-{name}.jsonl", model, flags)
 
 
 def date_rows(record: Path) -> list[str]:
@@ -95,6 +93,8 @@ def date_rows(record: Path) -> list[str]:
 
 
 def write_page(record: Path, doc: Path) -> None:
+    from webworld.eval.turns import KINDS
+
     stages = json.loads((record / "stages.json").read_text())
     counts = json.loads(path.read_text()) if (path := record / "changed.json").is_file() else {}
     summary = json.loads(path.read_text()) if (path := record / RUN / "sft_summary.json"
@@ -128,18 +128,12 @@ def write_page(record: Path, doc: Path) -> None:
         *date_rows(record), "",
         "## Held-out turns", "",
         "| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
-        + " | ".join(_kinds()) + " |", "|---|" + "---|" * (4 + len(_kinds())),
+        + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
         *[turn_row([label, "held-out worlds"], path) for label, path in turns], "",
         "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
         *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
-
-
-def _kinds() -> tuple[str, ...]:
-    from webworld.eval.turns import KINDS
-
-    return KINDS
 
 
 def main() -> None:

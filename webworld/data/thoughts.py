@@ -144,6 +144,7 @@ def make_thought(*, op: str, element_label: str, value: str | None, fsm_label: s
     if (not part and _words(label)
             and (_words(label) <= _words(goal) or _words(goal) <= _words(label))):
         templates = [t for t in templates if "{goal}" not in t] or _PLAIN[kind.removesuffix("_asked")]
+    # the target joins the hash only where it is used: every other step keeps its old words
     pick = _stable_index((op, label, value, goal, intent, str(is_last)) + ((target,) if part else ()))
     text = templates[pick % len(templates)].format(
         label=label, value=value, goal=goal, key=value or "Enter", target=target)
