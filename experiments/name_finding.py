@@ -19,7 +19,6 @@ experiments/results/name-finding/.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data_scale  # noqa: E402
 from learning import HELDOUT, TURNS_SAMPLE, turn_row  # noqa: E402
-from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
+from stages import ROOT, Stages, keep_record, record_parser, rel, stage_rows, write_keeping_reading  # noqa: E402
 
 WORK = ROOT / "runs" / "names"
 RECORD = ROOT / "experiments" / "results" / "name-finding"
@@ -391,20 +390,15 @@ def write_page(record: Path, doc: Path, steps: int, lr: str) -> None:
         "seed) with `--shuffle-ids` for `--relabel-ids`: every epoch each chat's ids are "
         "renumbered in no page order, so only copying an id from its line gives it.", "",
         *shuffled_rows(record), "",
-        "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
-        *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
+        *stage_rows(stages), ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--work", type=Path, default=WORK)
-    parser.add_argument("--record", type=Path, default=RECORD)
-    parser.add_argument("--doc", type=Path, default=DOC)
+    parser = record_parser(WORK, RECORD, DOC)
     parser.add_argument("--steps", type=int, default=100, help="fine-tuning optimiser steps")
     parser.add_argument("--lr", default="3e-4", help="fine-tuning peak learning rate")
-    parser.add_argument("--table-only", action="store_true", help="the page from the record")
     parser.add_argument("--shuffled-only", action="store_true",
                         help="only the SFT with ids shuffled and its asks (the fine-tunes are "
                              "in the record; needs learning.py's export, not its SFT run)")

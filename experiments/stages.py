@@ -3,6 +3,7 @@ times, and docs whose generated part is rewritten while the hand-written reading
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -33,6 +34,23 @@ def write_keeping_reading(path: Path, generated: str) -> None:
     for line in kept:
         print(f"{path.name}: kept from the page, its results not found: {line[:100]}")
     atomic_write_bytes(path, (generated + READING + reading).encode())
+
+
+def record_parser(work: Path, record: Path, doc: Path) -> argparse.ArgumentParser:
+    """The options every experiment that keeps a record shares: where it runs, where its
+    record goes, the page it writes, and writing that page from the record alone."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", type=Path, default=work)
+    parser.add_argument("--record", type=Path, default=record)
+    parser.add_argument("--doc", type=Path, default=doc)
+    parser.add_argument("--table-only", action="store_true", help="the page from the record")
+    return parser
+
+
+def stage_rows(log: dict[str, dict]) -> list[str]:
+    """A page's "Stages" section: each logged stage, its wall time (whole seconds) and command."""
+    return ["## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
+            *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in log.items()]]
 
 
 NOT_RUN = "not run yet"

@@ -19,7 +19,6 @@ experiments/results/widget-thoughts/.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import name_finding  # noqa: E402
 from learning import held_out_rows, turn_row  # noqa: E402
-from stages import ROOT, Stages, keep_record, rel, write_keeping_reading  # noqa: E402
+from stages import ROOT, Stages, keep_record, record_parser, rel, stage_rows, write_keeping_reading  # noqa: E402
 
 from webworld.fsio import atomic_write_json  # noqa: E402
 
@@ -130,18 +129,13 @@ def write_page(record: Path, doc: Path) -> None:
         "| policy | turns of | turns | answered as recorded [95% CI] | well-formed | "
         + " | ".join(KINDS) + " |", "|---|" + "---|" * (4 + len(KINDS)),
         *[turn_row([label, "held-out worlds"], path) for label, path in turns], "",
-        "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
-        *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in stages.items()], ""]
+        *stage_rows(stages), ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--work", type=Path, default=WORK)
-    parser.add_argument("--record", type=Path, default=RECORD)
-    parser.add_argument("--doc", type=Path, default=DOC)
-    parser.add_argument("--table-only", action="store_true", help="the page from the record")
+    parser = record_parser(WORK, RECORD, DOC)
     args = parser.parse_args()
     if not args.table_only:
         for needed in (WORLDS, OLD_DATA, name_finding.HELDOUT_TURNS):
