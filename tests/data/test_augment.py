@@ -3,9 +3,18 @@ remember instead of read (ids, typed values, the place of a named choice)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import random
+import re
 
-from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_value
+from webworld.data.augment import (
+    day_label,
+    move_choice,
+    relabel_ids,
+    rename_choice,
+    vary_date,
+    vary_value,
+)
 from webworld.data.prompting import history_entry, parse_reply, step_messages
 
 
@@ -151,3 +160,51 @@ def test_a_named_choice_gets_a_new_name_in_task_page_history_and_thought() -> No
                          ("Type Recreation.", "fill('3', 'Recreation')")):
         plain = step_messages(task, MENU, "https://permits.test/", [], "Go.", action)
         assert rename_choice(plain, random.Random(0)) == plain
+
+
+def _april(available: tuple[int, ...]) -> str:
+    """A page with April 2027's calendar open, ``available`` days as buttons (ids 10, 11 ...)."""
+    rows = ["[2] textbox 'Date', value=''", "[3] button 'Open calendar for date', expanded=true",
+            "dialog 'Choose date'", "  StaticText 'April 2027'",
+            *(f"  StaticText '{d}'" for d in ("Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"))]
+    ids = iter(range(10, 20))
+    rows += [f"  [{next(ids)}] button '{day_label(dt.date(2027, 4, day))}'" if day in available
+             else f"  StaticText '{day}'" for day in range(1, 31)]
+    return "\n".join([*rows, "[9] button 'Continue'"])
+
+
+def test_a_varied_date_moves_the_task_s_day_and_its_button_and_stays_the_answer() -> None:
+    task = "Book the Boston to Chicago flight: pick the date 2027-04-21."
+    thought = "For the task's “2027-04-21” in Date, I click “Wednesday, 21 April 2027”."
+    chat = step_messages(task, _april((21, 28)), "https://fly.test/",
+                         [history_entry("click('3')", _april((21, 28)))], thought, "click('10')")
+    days = set()
+    for seed in range(12):
+        new = vary_date(chat, random.Random(seed))
+        user, reply = new[1]["content"], new[2]["content"]
+        day = dt.date.fromisoformat(re.search(r"\d{4}-\d{2}-\d{2}", user).group(0))
+        days.add(day.day)
+        assert day.month == 4 and day.day not in (21, 28)  # another day, not the other button's
+        bid, name = _picked(new)
+        assert bid == "10" and name == day_label(day)  # the reply clicks the task's day
+        assert f"“{day.isoformat()}”" in reply and f"“{day_label(day)}”" in reply
+        # the grid still counts every day of April once, in order, the button at its day
+        grid = [line.strip() for line in user.split("Page:")[1].splitlines()
+                if line.startswith("  ") and ("day, " in line or line.strip("' ").split("'")[-1].isdigit())]
+        numbers = [int(x.split("'")[1]) if x.startswith("StaticText") else
+                   int(x.split(", ")[1].split()[0]) for x in grid]
+        assert numbers == list(range(1, 31))
+        assert "[11] button 'Wednesday, 28 April 2027'" in user
+        assert new[0] == chat[0]
+    assert len(days) >= 6
+    # after the pick: history, field value and task move together, the calendar closed
+    done = "[2] textbox 'Date', value='2027-04-21'\n[9] button 'Continue'"
+    later = step_messages(task, done, "https://fly.test/",
+                          [history_entry("click('10')", _april((21, 28)))], "Go on.", "click('9')")
+    new = vary_date(later, random.Random(0))
+    iso = re.search(r"\d{4}-\d{2}-\d{2}", new[1]["content"]).group(0)
+    assert iso != "2027-04-21" and f"value='{iso}'" in new[1]["content"]
+    assert day_label(dt.date.fromisoformat(iso)) in new[1]["content"]
+    # a task without a date: the turn as it was
+    plain = step_messages("Book a studio.", MENU, "https://shop.test/", [], "Go.", "click('2')")
+    assert vary_date(plain, random.Random(0)) == plain

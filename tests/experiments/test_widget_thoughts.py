@@ -49,6 +49,7 @@ def test_the_page_shows_the_new_rows_beside_the_old(tmp_path: Path) -> None:
     page = doc.read_text()
     assert "2 of 10 training chats" in page
     assert "1017 optimiser steps, train loss 0.160, validation loss per epoch 0.190, 0.130" in page
+    assert "`--vary-dates`" in page and "reply) (not run yet)" in page  # its run comes later
     new_row = next(line for line in page.splitlines()
                    if line.startswith("| SFT, ids shuffled, thoughts name each click | 2 |"))
     assert "50.0%" in new_row

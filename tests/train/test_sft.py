@@ -185,6 +185,11 @@ def test_moved_choices_reach_the_chats_an_epoch_learns_from(export: Path, tmp_pa
                               0)
     assert "Housing" not in tokenizer.decode(renamed[0].prompt_ids)  # task and page renamed
     assert renamed[0].prompt_ids != encoded[0].prompt_ids and renamed[1] == encoded[1]
+    dated = step_messages("Book it: pick the date 2027-04-21.", "[4] button 'Wednesday, 21 April "
+                          "2027'", "https://p.test/", [], "Go.", "click('4')")
+    chats, _ = fitting_chats(tokenizer, [dated], 1024)
+    redated = augmented_chats(tokenizer, chats, settings(export, tmp_path, vary_dates=True), 0)
+    assert "2027-04-21" not in tokenizer.decode(redated[0].prompt_ids)  # task and button moved
 
 
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:

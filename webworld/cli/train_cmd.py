@@ -60,6 +60,9 @@ def sft_cmd(
     rename_choices: bool = typer.Option(False, "--rename-choices", help="Give the element each "
                                         "chat picks (the task names it) a new name, in task and "
                                         "page, every epoch, so names are found, not recalled."),
+    vary_dates: bool = typer.Option(False, "--vary-dates", help="Move the date each chat's task "
+                                    "asks for to another day of its month (task, calendar, reply) "
+                                    "every epoch, so days are read, not recalled."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -75,7 +78,7 @@ def sft_cmd(
                                relabel_ids=relabel_ids,
                                shuffle_ids=shuffle_ids,
                                vary_values=vary_values, move_choices=move_choices,
-                               rename_choices=rename_choices,
+                               rename_choices=rename_choices, vary_dates=vary_dates,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError(validation_problems(exc)) from None

@@ -19,11 +19,18 @@ instead of copying the task's. Each function here takes one such shortcut away:
   The held-out worlds' items are names no training site had, and most failed held-out
   episodes first went wrong on a sibling of the element the task names
   (`docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
-  finding the task's name on the page.
+  finding the task's name on the page;
+* :func:`vary_date`: the day a task asks for moved to another day of its month, in the task,
+  the calendar (the day's button and the grid's plain number trade places), the history and
+  the thought. learning.py's 30 training worlds pick 8 dates in 28 turns, and the SFT policy
+  clicked ``Wednesday, 28 April 2027`` for the task's 2027-04-21 in 6 held-out episodes
+  (`docs/learning_thoughts.md`): so few dates are remembered, not read.
 """
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import random
 import re
 from collections.abc import Callable
@@ -79,6 +86,80 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
     line = page_line(user, action.bid)
     new = _new_value((parse_line(line)[3] if line else None) or "", value, rng)
     return _replace_in_turn(chat, lambda text: _whole(value).sub(lambda _: new, text))
+
+
+# an ISO date standing alone (not part of a longer number or id)
+_ISO_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
+
+
+def day_label(day: dt.date) -> str:
+    """The accessible name of a calendar day's button (webworld.render.view._months)."""
+    return f"{day.strftime('%A')}, {day.day} {day.strftime('%B %Y')}"
+
+
+def vary_date(chat: Chat, rng: random.Random) -> Chat:
+    """``chat`` with the first ISO date its task's line gives moved to another day of the same
+    month drawn with ``rng``, wherever the turn shows it: the ISO form (task, field values,
+    thought) and the day's button name (page, history, thought). On a page with that month's
+    calendar open the day's button and the new day's plain number trade places, so the grid
+    still counts 1, 2, 3 ... and the reply still clicks the button it clicked. Days the turn
+    shows as other buttons or dates are not drawn. Turns without a date are returned as they
+    are."""
+    user = next(m["content"] for m in chat if m["role"] == "user")
+    found = _ISO_DATE.search(user.split("\n", 1)[0])
+    try:
+        old = dt.date.fromisoformat(found.group(0)) if found else None
+    except ValueError:
+        old = None
+    if old is None:
+        return chat
+    turn = "\n".join(m["content"] for m in chat if m["role"] != "system")
+    head, marker, page = user.partition(_PAGE)
+    rows = page.splitlines()
+    button, numbers = _calendar_day(rows, old) if marker else (None, {})
+    taken = {old.day} | {d.day for d in _month_days(old) if day_label(d) in turn
+                         or d.isoformat() in turn}
+    days = numbers or [d.day for d in _month_days(old)]  # with the grid: its plain numbers
+    free = [day for day in days if day not in taken]
+    if not free:
+        return chat
+    new = old.replace(day=rng.choice(free))
+    if numbers:
+        at = numbers[new.day]
+        rows[button], rows[at] = (rows[at].replace(f"'{new.day}'", f"'{old.day}'", 1),
+                                  rows[button].replace(f"'{day_label(old)}'", f"'{day_label(new)}'", 1))
+        chat = [m if m["role"] != "user" else {**m, "content": head + _PAGE + "\n".join(rows)}
+                for m in chat]
+    return _replace_in_turn(chat, lambda text: _whole(day_label(old)).sub(
+        lambda _: day_label(new), _whole(old.isoformat()).sub(lambda _: new.isoformat(), text)))
+
+
+def _month_days(day: dt.date) -> list[dt.date]:
+    return [day.replace(day=d) for d in range(1, calendar.monthrange(day.year, day.month)[1] + 1)]
+
+
+def _calendar_day(rows: list[str], day: dt.date) -> tuple[int | None, dict[int, int]]:
+    """On a page's ``rows``: the index of ``day``'s button and, for the days of its month shown
+    as plain numbers at its depth, each day's row index; (None, {}) when the page shows no
+    button for ``day``."""
+    lines = [parse_line(row) for row in rows]
+    button = next((i for i, line in enumerate(lines)
+                   if line[1] and line[2] == "button" and line[3] == day_label(day)), None)
+    if button is None:
+        return None, {}
+    title = day.strftime("%B %Y")
+    start = next((i for i in range(button, -1, -1) if lines[i][3] == title), button)
+    numbers: dict[int, int] = {}
+    for i in range(start + 1, len(lines)):
+        depth, bid, role, name, _ = lines[i]
+        if depth < lines[button][0] or (role == "StaticText" and _MONTH_TITLE.fullmatch(name or "")):
+            break  # the dialog or the month ended
+        if role == "StaticText" and not bid and depth == lines[button][0] and (name or "").isdigit():
+            numbers[int(name)] = i
+    return button, numbers
+
+
+_MONTH_TITLE = re.compile(r"[A-Z][a-z]+ \d{4}")
 
 
 _PAGE = "\nPage:\n"  # where a user message's page starts (webworld.data.prompting)

@@ -10,10 +10,11 @@ fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat sta
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
 only its top layers (``train_layers``). With ``relabel_ids`` (or ``shuffle_ids``),
-``vary_values``, ``move_choices`` and ``rename_choices`` every epoch sees each chat anew
-(:mod:`webworld.data.augment`: its element ids renumbered, the value it types replaced, the
-element it picks moved to a sibling's place or renamed), so ids, values and choices come from
-reading the page and the task, not from remembering a few sites. A checkpoint comes every
+``vary_values``, ``move_choices``, ``rename_choices`` and ``vary_dates`` every epoch sees each
+chat anew (:mod:`webworld.data.augment`: its element ids renumbered, the value it types
+replaced, the element it picks moved to a sibling's place or renamed, the day it picks moved),
+so ids, values, choices and dates come from reading the page and the task, not from
+remembering a few sites. A checkpoint comes every
 ``checkpoint_every`` optimiser steps, at each epoch's end (with the validation loss) and at
 the last step, written whole or not at all; a run started again with the same ``out``
 resumes from its last checkpoint. The result is ``out/model`` (loadable by
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_value
+from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_date, vary_value
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir, staging_dir
 from webworld.train.defaults import (
@@ -112,11 +113,13 @@ class SFTSettings(BaseModel):
                                "(named by the task) to a sibling's place every epoch.")
     rename_choices: bool = Field(False, description="Give the element a chat's reply acts on "
                                  "(named by the task) a new name, in task and page, every epoch.")
+    vary_dates: bool = Field(False, description="Move the date a chat's task asks for to another "
+                             "day of its month, in task, calendar and reply, every epoch.")
 
     @property
     def augments(self) -> bool:
         return (self.relabel_ids or self.shuffle_ids or self.vary_values or self.move_choices
-                or self.rename_choices)
+                or self.rename_choices or self.vary_dates)
 
     @model_validator(mode="after")
     def _one_way_of_renumbering(self) -> SFTSettings:
@@ -298,6 +301,8 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
         chats = [rename_choice(chat, rng) for chat in chats]
     if settings.vary_values:
         chats = [vary_value(chat, rng) for chat in chats]
+    if settings.vary_dates:
+        chats = [vary_date(chat, rng) for chat in chats]
     if settings.relabel_ids or settings.shuffle_ids:
         chats = [relabel_ids(chat, rng, ordered=not settings.shuffle_ids) for chat in chats]
     return encode_chats(tokenizer, chats, None)
