@@ -468,9 +468,11 @@ def turn_row(first: list[str], path: Path) -> str:
 
 
 def seed_interval(values: list[float]) -> str:
-    """Mean over seeds and its 95% t-interval."""
+    """Mean over seeds and its 95% t-interval (none from one seed)."""
     if not values:
         return "-"
+    if len(values) == 1:
+        return f"{100 * values[0]:.1f}% (one seed so far)"
     mean, low, high = mean_interval(values)
     return f"{100 * mean:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
