@@ -206,6 +206,11 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
         assert "images" not in rec  # text-only models train on the records as they are
         assert image == f"images/{traj['world_id']}/{traj['id']}/{rec['step']}.png"  # portable
         assert np.array_equal(_pixels(out / image), _pixels(_source(traj_root, by_id, rec)))
+        # a world's paths are one task instance: the shortest (2 FSM actions) takes search
+        # and open_item, so a longer path's steps past them are the detours
+        assert rec["detour"] is (traj["length"] > 2 and step["fsm_action"] not in
+                                 ("search", "open_item"))
+    assert sum(rec["detour"] for rec in records) == 14  # 2 and 4 in 5- and 7-step paths
     for split in ("train", "validation", "test"):
         ds = load_sft_dataset(out, split, with_images=True, cache_dir=str(tmp_path))
         for rec in ds:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,22 @@ def test_bf16_compute_from_the_cli_learns_as_fp32_and_keeps_fp32_weights(
     assert fp32 != bf16 and abs(fp32 - bf16) < 0.02 * fp32
     model, _ = load_policy(str(tmp_path / "bf16" / "model"))
     assert {p.dtype for p in model.parameters()} == {torch.float32}
+
+
+def test_skip_detours_leaves_out_the_marked_chats(export: Path, tmp_path: Path) -> None:
+    from webworld.train.sft import training_chats
+
+    lines = (export / "sft" / "train.jsonl").read_text().splitlines()
+    marked = sum(json.loads(line)["detour"] for line in lines)
+    assert 0 < marked < len(lines)
+    kept = training_chats(settings(export, tmp_path, skip_detours=True))
+    assert len(kept) == len(lines) - marked == len(training_chats(settings(export, tmp_path))) - marked
+    # an export made before the marks: a clear error naming the file and line
+    old = tmp_path / "old"
+    shutil.copytree(export, old)
+    (old / "sft" / "train.jsonl").write_text("".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "detour"}) + "\n"
+        for line in lines))
+    with pytest.raises(UsageError, match="export it again") as error:
+        training_chats(settings(old, tmp_path, skip_detours=True))
+    assert error.value.where == f"{old / 'sft' / 'train.jsonl'}:1"

@@ -63,6 +63,10 @@ def sft_cmd(
     vary_dates: bool = typer.Option(False, "--vary-dates", help="Move the date each chat's task "
                                     "asks for to another day of its month (task, calendar, reply) "
                                     "every epoch, so days are read, not recalled."),
+    skip_detours: bool = typer.Option(False, "--skip-detours", help="Leave out the training "
+                                      "chats the export marks `detour` (steps a longer path took "
+                                      "that its task did without), so only needed steps are "
+                                      "taught."),
 ) -> None:
     """Supervised warm start on the verified steps (loss on the assistant reply only)."""
     from pydantic import ValidationError
@@ -79,6 +83,7 @@ def sft_cmd(
                                shuffle_ids=shuffle_ids,
                                vary_values=vary_values, move_choices=move_choices,
                                rename_choices=rename_choices, vary_dates=vary_dates,
+                               skip_detours=skip_detours,
                                **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UsageError(validation_problems(exc)) from None

@@ -7,7 +7,8 @@ described in :mod:`webworld.data.records`. Output, under ``out_dir``::
     jsonl/<split>.jsonl                 trajectories, screenshot paths relative to out_dir
     parquet/<split>.parquet             one row per step, ``screenshot`` = that path
     hf/                                 the same rows as a DatasetDict (save_to_disk)
-    sft/<split>.jsonl                   one chat per step: {"messages": [...], "screenshot": path}
+    sft/<split>.jsonl                   one chat per step: {"messages": [...], "screenshot": path,
+                                        "detour": a step its task did without (detours.py)}
     assets/                             pictures for the card (from ``screenshots_dir``)
     README.md                           dataset card (Hugging Face YAML header)
     manifest.json                       counts, splits and files (marks the folder as ours)
@@ -55,6 +56,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
 from webworld.data.card import write_card
+from webworld.data.detours import detour_steps
 from webworld.data.heldout import load_manifest
 from webworld.data.png import compact_png
 from webworld.data.prompting import history_entry, step_messages
@@ -285,8 +287,11 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
                 for w in summary.splits[split].worlds:
                     scan = by_world[w]
                     records = iter_verified(scan.dir, JsonlRead(), scan.read.end)
-                    for _, traj in _unique(records, WorldSummary(w)):
-                        sink.add(traj, scan.dir, examples, lambda t=task: bar.advance(t))
+                    trajectories = [traj for _, traj in _unique(records, WorldSummary(w))]
+                    detours = detour_steps(trajectories)
+                    for traj in trajectories:
+                        sink.add(traj, scan.dir, examples, lambda t=task: bar.advance(t),
+                                 detours.get(traj["id"], frozenset()))
             for kind, path in sink.outputs().items():
                 written.setdefault(kind, []).append(path)
             bar.remove_task(task)
@@ -351,7 +356,9 @@ class _SplitSink:
             self.files[kind].write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     def add(self, traj: VerifiedTrajectory, world_dir: Path, examples: list[dict[str, Any]],
-            advance: Callable[[], None]) -> None:
+            advance: Callable[[], None], detours: frozenset[int] = frozenset()) -> None:
+        """Write ``traj``'s steps to every format; ``detours``: the positions of the steps
+        its task did without (:mod:`webworld.data.detours`), marked in SFT chats and steps."""
         world, intent = traj["world_id"], traj["intent"]
         folder = f"images/{world}/{safe_name(traj['id'])}"
         history: list[str] = []  # the actions, as the rows' history column keeps them
@@ -373,13 +380,14 @@ class _SplitSink:
                                               step["action"]),
                     "screenshot": image,  # not "images": TRL would take the set for a VLM's
                     "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
+                    "detour": n in detours,
                 })
             row = step_row(traj, n, thought, history)
             self._write("rows", {**row, "screenshot": image})
             _maybe_example(examples, row)
             steps_out.append({**step, "observation": {**obs, "url": public_url(obs["url"]),
                                                       "screenshot": image},
-                              "thought": thought})
+                              "thought": thought, "detour": n in detours})
             history.append(step["action"])
             prompt_history.append(history_entry(step["action"], obs["axtree"]))
             advance()

@@ -115,6 +115,9 @@ class SFTSettings(BaseModel):
                                  "(named by the task) a new name, in task and page, every epoch.")
     vary_dates: bool = Field(False, description="Move the date a chat's task asks for to another "
                              "day of its month, in task, calendar and reply, every epoch.")
+    skip_detours: bool = Field(False, description="Leave out the training chats of steps their "
+                               "task did without (an export's `detour` mark: a radio answered or "
+                               "an option picked on the way), so only needed steps are taught.")
 
     @property
     def augments(self) -> bool:
@@ -215,10 +218,10 @@ def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSe
 def training_chats(settings: SFTSettings) -> list[list[dict[str, str]]]:
     """The training split of ``data`` and of each ``extra_data`` export, which must have been
     made in the same observation mode (the policy acts in one)."""
-    chats = read_split(settings.data, "train")
+    chats = read_split(settings.data, "train", skip_detours=settings.skip_detours)
     mode = export_observation(settings.data)
     for extra in settings.extra_data:
-        more = read_split(extra, "train")  # an export at all, first
+        more = read_split(extra, "train", skip_detours=settings.skip_detours)  # an export, first
         if export_observation(extra) != mode:
             raise UsageError(f"this export's observation mode is {export_observation(extra)!r}, "
                              f"the first's ({settings.data}) {mode!r}: export both in one mode",
@@ -238,16 +241,21 @@ def export_observation(data: Path) -> str | None:
 # --- data ------------------------------------------------------------------------------------
 
 
-def read_split(data: Path, split: str) -> list[list[dict[str, str]]]:
+def read_split(data: Path, split: str, *, skip_detours: bool = False
+               ) -> list[list[dict[str, str]]]:
     """``sft/<split>.jsonl`` as chats (role and content of each message; screenshots and ids
-    dropped), each ending with the assistant's reply."""
+    dropped), each ending with the assistant's reply; with ``skip_detours`` without the chats
+    the export marks ``detour``."""
     path = _split_path(data, split)
     if not path.is_file():
         raise UsageError(f"no SFT {split} split here; make one with `webworld export TRAJ_ROOT "
                          f"--out {data} --format sft`", str(path))
-    chats = [_chat(line, f"{path}:{n}")
-             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if line.strip()]
+    chats = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            record = _record(line, f"{path}:{n}")
+            if not (skip_detours and _detour(record, f"{path}:{n}")):
+                chats.append(_chat(record, f"{path}:{n}"))
     if not chats:
         raise UsageError(f"the SFT {split} split has no chats", str(path))
     return chats
@@ -257,11 +265,29 @@ def _split_path(data: Path, split: str) -> Path:
     return Path(data) / "sft" / f"{split}.jsonl"
 
 
-def _chat(line: str, where: str) -> list[dict[str, str]]:
+def _record(line: str, where: str) -> dict[str, Any]:
     try:
-        messages = json.loads(line)["messages"]
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        raise UsageError("not an SFT record: want {\"messages\": [{\"role\", \"content\"}, ...]}",
+                         where)
+    return record
+
+
+def _detour(record: dict[str, Any], where: str) -> bool:
+    if "detour" not in record:
+        raise UsageError("this export marks no detours (made before `webworld export` wrote "
+                         "them): export it again to skip them", where)
+    return bool(record["detour"])
+
+
+def _chat(record: dict[str, Any], where: str) -> list[dict[str, str]]:
+    try:
+        messages = record["messages"]
         chat = [{"role": m["role"], "content": m["content"]} for m in messages]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise UsageError("not an SFT record: want {\"messages\": [{\"role\", \"content\"}, ...]}",
                          where) from None
     if len(chat) < 2 or chat[-1]["role"] != "assistant":
