@@ -29,7 +29,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import widget_thoughts  # noqa: E402
 from learning import held_out_rows  # noqa: E402
-from stages import ROOT, Stages, keep_record, record_parser, rel, stage_rows, write_keeping_reading  # noqa: E402
+from stages import (  # noqa: E402
+    ROOT,
+    Stages,
+    keep_record,
+    record_parser,
+    rel,
+    require,
+    stage_rows,
+    write_keeping_reading,
+)
 
 from webworld.fsio import atomic_write_json  # noqa: E402
 
@@ -110,10 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.table_only:
         old = widget_thoughts.WORK / "data"
-        for needed in (WORLDS, old):
-            if not needed.exists():
-                raise SystemExit(f"{rel(needed)}: not here; run experiments/learning.py and "
-                                 "widget_thoughts.py first")
+        require((WORLDS, old), "experiments/learning.py and experiments/widget_thoughts.py")
         args.work.mkdir(parents=True, exist_ok=True)
         stages = Stages(args.work, after=lambda: keep_record(args.work, args.record, RECORDED))
         data = widget_thoughts.export(stages, args.work)

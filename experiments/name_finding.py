@@ -31,7 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data_scale  # noqa: E402
 from learning import HELDOUT, TURNS_SAMPLE, turn_row  # noqa: E402
-from stages import ROOT, Stages, keep_record, record_parser, rel, stage_rows, write_keeping_reading  # noqa: E402
+from stages import (  # noqa: E402
+    ROOT,
+    Stages,
+    keep_record,
+    record_parser,
+    rel,
+    require,
+    stage_rows,
+    write_keeping_reading,
+)
 
 WORK = ROOT / "runs" / "names"
 RECORD = ROOT / "experiments" / "results" / "name-finding"
@@ -406,10 +415,7 @@ def main() -> None:
     if not args.table_only:
         needs = (BASE / "data", HELDOUT_TURNS) if args.shuffled_only else \
             (START / "model", HELDOUT_TURNS)
-        for needed in needs:
-            if not needed.exists():
-                raise SystemExit(f"{rel(needed)}: not here; run experiments/learning.py and "
-                                 "experiments/data_scale.py first")
+        require(needs, "experiments/learning.py and experiments/data_scale.py")
         args.work.mkdir(parents=True, exist_ok=True)
         # the record follows each stage, so a session that ends mid-run keeps what finished
         stages = Stages(args.work, after=lambda: keep_record(args.work, args.record, RECORDED))

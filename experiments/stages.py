@@ -47,6 +47,14 @@ def record_parser(work: Path, record: Path, doc: Path) -> argparse.ArgumentParse
     return parser
 
 
+def require(needed: tuple[Path, ...], scripts: str) -> None:
+    """Stop with what is missing and which experiment ``scripts`` make it, where a path an
+    experiment builds on is not here."""
+    for path in needed:
+        if not path.exists():
+            raise SystemExit(f"{rel(path)}: not here; run {scripts} first")
+
+
 def stage_rows(log: dict[str, dict]) -> list[str]:
     """A page's "Stages" section: each logged stage, its wall time (whole seconds) and command."""
     return ["## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",

@@ -30,7 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import name_finding  # noqa: E402
 from learning import held_out_rows, turn_row  # noqa: E402
-from stages import ROOT, Stages, keep_record, record_parser, rel, stage_rows, write_keeping_reading  # noqa: E402
+from stages import (  # noqa: E402
+    ROOT,
+    Stages,
+    keep_record,
+    record_parser,
+    rel,
+    require,
+    stage_rows,
+    write_keeping_reading,
+)
 
 from webworld.fsio import atomic_write_json  # noqa: E402
 
@@ -161,10 +170,8 @@ def main() -> None:
     parser = record_parser(WORK, RECORD, DOC)
     args = parser.parse_args()
     if not args.table_only:
-        for needed in (WORLDS, OLD_DATA, name_finding.HELDOUT_TURNS):
-            if not needed.exists():
-                raise SystemExit(f"{rel(needed)}: not here; run experiments/learning.py and "
-                                 "experiments/data_scale.py first")
+        require((WORLDS, OLD_DATA, name_finding.HELDOUT_TURNS),
+                "experiments/learning.py and experiments/data_scale.py")
         args.work.mkdir(parents=True, exist_ok=True)
         stages = Stages(args.work, after=lambda: keep_record(args.work, args.record, RECORDED))
         data = export(stages, args.work)
