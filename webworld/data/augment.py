@@ -90,6 +90,7 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
 
 # an ISO date standing alone (not part of a longer number or id)
 _ISO_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
+_MONTH_TITLE = re.compile(r"[A-Z][a-z]+ \d{4}")  # a calendar month's heading ("April 2027")
 
 
 def day_label(day: dt.date) -> str:
@@ -157,9 +158,6 @@ def _calendar_day(rows: list[str], day: dt.date) -> tuple[int | None, dict[int, 
         if role == "StaticText" and not bid and depth == lines[button][0] and (name or "").isdigit():
             numbers[int(name)] = i
     return button, numbers
-
-
-_MONTH_TITLE = re.compile(r"[A-Z][a-z]+ \d{4}")
 
 
 _PAGE = "\nPage:\n"  # where a user message's page starts (webworld.data.prompting)
