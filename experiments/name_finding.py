@@ -31,16 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data_scale  # noqa: E402
 from learning import HELDOUT, TURNS_SAMPLE, turn_row  # noqa: E402
-from stages import (  # noqa: E402
-    ROOT,
-    Stages,
-    keep_record,
-    record_parser,
-    rel,
-    require,
-    stage_rows,
-    write_keeping_reading,
-)
+from stages import ROOT, Stages, keep_record, record_parser, rel, require, stage_rows, write_keeping_reading  # noqa: E402, E501
 
 WORK = ROOT / "runs" / "names"
 RECORD = ROOT / "experiments" / "results" / "name-finding"

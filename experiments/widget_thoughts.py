@@ -30,16 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import name_finding  # noqa: E402
 from learning import held_out_rows, turn_row  # noqa: E402
-from stages import (  # noqa: E402
-    ROOT,
-    Stages,
-    keep_record,
-    record_parser,
-    rel,
-    require,
-    stage_rows,
-    write_keeping_reading,
-)
+from stages import ROOT, Stages, keep_record, record_parser, rel, require, stage_rows, write_keeping_reading  # noqa: E402, E501
 
 from webworld.fsio import atomic_write_json  # noqa: E402
 
