@@ -52,12 +52,11 @@ def count_detours(worlds: Path, data: Path, out: Path) -> dict:
     labels: Counter[str] = Counter()
     paths = longer = 0
     for world in sorted(p for p in worlds.iterdir() if (p / "verified.jsonl").is_file()):
-        trajectories = [t for _, t in iter_verified(world, JsonlRead())]
-        paths += len(trajectories)
-        for tid, steps in detour_steps(trajectories).items():
+        by_id = {t["id"]: t for _, t in iter_verified(world, JsonlRead())}
+        paths += len(by_id)
+        for tid, steps in detour_steps(by_id.values()).items():
             longer += 1
-            traj = next(t for t in trajectories if t["id"] == tid)
-            labels.update({traj["steps"][n]["fsm_label"] for n in steps})
+            labels.update({by_id[tid]["steps"][n]["fsm_label"] for n in steps})
     counts = {"training_chats": len(chats), "detour_chats": sum(c["detour"] for c in chats),
               "paths": paths, "longer_paths": longer, "by_action": dict(labels.most_common())}
     atomic_write_json(out, counts)
