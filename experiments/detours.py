@@ -10,7 +10,10 @@ and `train sft --skip-detours` leaves them out. Here learning.py's worlds are ex
 (the same chats as widget_thoughts.py's export, now marked), the same SFT as widget_thoughts.py's
 `sft-shuffled` (SmolLM2, `--shuffle-ids`, bf16, seed 0: about 65 minutes on 2 cores) is
 trained on the chats that are no detour, and played on the held-out worlds as is and grounded
-by name, against widget_thoughts.py's run on all chats. Writes docs/learning_detours.md.
+by name, against widget_thoughts.py's run on all chats. Then the same without detours with
+every augmentation that trains reading what a held-out turn must copy (`READING_RUN`): its
+misses recall a training site instead (the menu item `Recreation` written “Rerennsics”, a
+training persona's password typed for the task's). Writes docs/learning_detours.md.
 
     .venv/bin/python experiments/detours.py   # after learning.py and widget_thoughts.py
 
@@ -40,6 +43,8 @@ DOC = ROOT / "docs" / "learning_detours.md"
 WORLDS = widget_thoughts.WORLDS  # learning.py's training worlds
 BEFORE = widget_thoughts.RECORD  # the same SFT on every chat
 RUN = "sft-no-detours"
+READING_RUN = "sft-reading"  # no detours, and names, values and dates new every epoch
+READING_FLAGS = ("--skip-detours", "--rename-choices", "--vary-values", "--vary-dates")
 
 
 def count_detours(worlds: Path, data: Path, out: Path) -> dict:
@@ -80,7 +85,10 @@ def write_page(record: Path, doc: Path) -> None:
     policies = [("SFT, ids shuffled, every chat", str(BEFORE / "eval" / f"heldout-{run}")),
                 ("the same, grounded by name", str(BEFORE / "eval" / f"heldout-{run}-grounded")),
                 ("SFT, ids shuffled, no detours", f"heldout-{RUN}"),
-                ("the same, grounded by name", f"heldout-{RUN}-grounded")]
+                ("the same, grounded by name", f"heldout-{RUN}-grounded"),
+                ("SFT, ids shuffled, no detours, names, values and dates varied",
+                 f"heldout-{READING_RUN}"),
+                ("the same, grounded by name", f"heldout-{READING_RUN}-grounded")]
     kinds = ["| detour (FSM action) | longer paths |", "|---|---|",
              *[f"| {label} | {n} |" for label, n in counts.get("by_action", {}).items()]]
     lines = [
@@ -94,8 +102,11 @@ def write_page(record: Path, doc: Path) -> None:
            "detours. " if counts else ". ")
         + "The same SFT as widget_thoughts.py's `sft-shuffled` (learning.py's recipe from "
         "SmolLM2, `--shuffle-ids`, bf16, seed 0) on the chats that are no detour "
-        f"(`--skip-detours`){widget_thoughts.sft_note(record / RUN)}. Greedy, fast env, "
-        "seed 0; the rows on every chat are widget_thoughts.py's.", "",
+        f"(`--skip-detours`){widget_thoughts.sft_note(record / RUN)}. Then that recipe with "
+        "every augmentation of `webworld/data/augment.py` that makes a turn's names, values "
+        "and dates new each epoch (" + ", ".join(f"`{flag}`" for flag in READING_FLAGS)
+        + f"){widget_thoughts.sft_note(record / READING_RUN)}. Greedy, fast env, seed 0; the "
+        "rows on every chat are widget_thoughts.py's.", "",
         "## Held-out episodes", "",
         *held_out_rows(record, policies), "",
         "## The detours left out", "", *kinds, "",
@@ -117,6 +128,8 @@ def main() -> None:
         count_detours(WORLDS, data, args.work / "detours.json")
         keep_record(args.work, args.record, RECORDED)
         widget_thoughts.train_and_play(stages, args.work, data, RUN, "--skip-detours", turns=False)
+        widget_thoughts.train_and_play(stages, args.work, data, READING_RUN, *READING_FLAGS,
+                                       turns=False)
     write_page(args.record, args.doc)
 
 

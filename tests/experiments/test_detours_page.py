@@ -43,5 +43,7 @@ def test_the_page_counts_the_detours_and_shows_the_rows(tmp_path: Path) -> None:
     assert "| Choose was this page helpful? | 96 |" in page
     assert "(`--skip-detours`) (not run yet)" in page
     assert "| SFT, ids shuffled, no detours | not run yet |" in page
+    assert "(`--skip-detours`, `--rename-choices`, `--vary-values`, `--vary-dates`) (not run" in page
+    assert "| SFT, ids shuffled, no detours, names, values and dates varied | not run yet |" in page
     # widget_thoughts.py's committed run on every chat is the row to beat
     assert "| SFT, ids shuffled, every chat | 53 | 17.0%" in page
