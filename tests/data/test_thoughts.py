@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from webworld.data.prompting import assistant_message
-from webworld.data.thoughts import make_thought, thought_for_step
+from webworld.data.prompting import assistant_message, prompt_messages, task_of
+from webworld.data.thoughts import make_thought, misreads_task, task_claims, thought_for_step
 from webworld.eval.grounding import ground_reply
 
 BASE = dict(op="select", element_label="Format", value="Paperback", fsm_label="Choose format",
@@ -105,7 +105,8 @@ def test_each_gesture_of_a_date_picker_names_the_control_it_clicks() -> None:
         assert f"“{name}”" in thought and "Date" in thought and "2027-03-27" in thought, thought
         assert "task" in thought  # the intent gives the date
         reply = assistant_message(thought, step["action"])
-        assert ground_reply(reply, page) is None, thought
+        message = prompt_messages(intent, page, "https://clinic.webworld.test/", [])[1]["content"]
+        assert ground_reply(reply, message) is None, thought
     # the field's own gestures keep the step's thought: typing the date names the field
     typed = date_step("fill('5', '2027-03-27')", "5", DATE_PAGE.format(open="false"))
     assert thought_for_step(typed, intent, False) == make_thought(  # type: ignore[arg-type]
@@ -122,3 +123,28 @@ def test_a_click_on_the_value_itself_keeps_the_usual_thought() -> None:
     assert thought_for_step(step, "See festivals", False) == make_thought(  # type: ignore[arg-type]
         op="click", element_label="Browse categories", value="Festivals",
         fsm_label="Browse a category", intent="See festivals", is_last=False)
+
+
+def test_a_thought_s_claims_about_the_task_are_read_back() -> None:
+    """Every template that says the task asks for a value gives that value back, so a reply
+    that claims a value its task lacks is known to have misread it; no other template claims."""
+    steps = [("click", "Europe", None), ("type", "Deep!90x", None), ("select", "Paperback", None),
+             ("drag", "3", None), ("select", "2027-03-27", "Saturday, 27 March 2027")]
+    claimed = 0
+    for op, value, target in steps:
+        for n in range(12):  # the templates are picked by a hash of the inputs: vary them
+            step = dict(op=op, element_label="Field", value=value, fsm_label=f"Do thing {n}",
+                        is_last=n % 2 == 0, target=target)
+            asked = make_thought(**step, intent=f"Please use {value}")
+            assert task_claims(asked) == [value], asked
+            assert not misreads_task(asked, f"Please use {value}")
+            assert misreads_task(asked, "Please use something else"), asked
+            claimed += 1
+            assert task_claims(make_thought(**step, intent="Please do it")) == []
+    assert claimed == 60
+
+
+def test_the_task_is_read_back_from_the_message() -> None:
+    message = prompt_messages("Book Dr. Liu.", "[1] button 'Go'", "https://c.test/", [])[1]
+    assert task_of(message["content"]) == "Book Dr. Liu."
+    assert task_of("[1] button 'Go'") == ""

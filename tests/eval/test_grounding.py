@@ -17,7 +17,8 @@ PAGE = ("RootWebArea 'Flights'\n[1] button 'Browse categories', expanded\n"
         "  [2] menuitem 'North America'\n  [3] menuitem 'Europe'\n[4] link 'Europe'\n"
         "[5] textbox 'Password', value=''\n[6] radio 'HTML', unchecked\n"
         "[7] radio 'Plain text', unchecked\n[8] link 'Help'\n[9] button 'Help'")
-USER = prompt_messages("Browse the Europe section.", PAGE, "https://f.webworld.test/", [])[1]["content"]
+USER = prompt_messages("Browse the Europe section and pick HTML.", PAGE, "https://f.webworld.test/",
+                       [])[1]["content"]
 
 
 def grounded(thought: str, action: str) -> str | None:
@@ -45,6 +46,13 @@ def test_a_reply_is_left_alone_when_it_names_what_it_acts_on_or_leaves_a_choice(
     assert ground_reply("I do not know", USER) is None  # no action at all
 
 
+def test_a_thought_that_misreads_the_task_is_not_trusted() -> None:
+    # the thought quotes the task as asking for "Plain text": the task says HTML, so the
+    # thought, not the id, is what went wrong
+    assert grounded("I select “Plain text” for Format, as the task says.", "click('6')") is None
+    assert grounded("I select “Plain text” for Format.", "click('6')") == "click('7')"
+
+
 def test_an_unknown_id_moves_to_the_one_element_named() -> None:
     assert grounded("I click “Plain text”.", "click('70')") == "click('7')"
 
@@ -65,7 +73,6 @@ def test_the_grounded_policy_rewrites_the_action_and_counts_what_it_moved() -> N
     assert {parse_reply(r.text) for r in replies.values()} == {"click('6')"}
     assert replies[0].completion_tokens == 3  # what the model spent is kept
     assert (policy.moved, policy.replies) == (2, 2) and "grounded" in policy.name
-
 
 
 def test_grounding_a_scripted_policy_is_a_usage_error() -> None:

@@ -81,6 +81,12 @@ def user_message(intent: str, observation_text: str, url: str, history: list[str
             f"Page:\n{observation_text.rstrip()}")
 
 
+def task_of(message: str) -> str:
+    """The task a :func:`user_message` gives ("" for text that is not one)."""
+    first = message.split("\n", 1)[0]
+    return first.removeprefix("Task: ").strip() if first.startswith("Task: ") else ""
+
+
 def history_entry(action: str, page_text: str) -> str:
     """An earlier action as the prompt lists it: the action, then the element it acted on as
     the page it was taken on showed it, ``click('4')  [button 'Accept all cookies']``. Ids

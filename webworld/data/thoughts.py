@@ -153,6 +153,35 @@ def make_thought(*, op: str, element_label: str, value: str | None, fsm_label: s
     return text
 
 
+def _claim_pattern(template: str) -> re.Pattern[str]:
+    """A ``*_asked`` template as a pattern whose group ``value`` is the value it claims."""
+    parts = re.split(r"(\{\w+\})", template)
+    pattern, seen = "", False
+    for part in parts:
+        if part == "{value}":
+            pattern += "(?P=value)" if seen else "(?P<value>.+?)"
+            seen = True
+        else:
+            pattern += ".+?" if re.fullmatch(r"\{\w+\}", part) else re.escape(part)
+    return re.compile(pattern)
+
+
+_CLAIMS = [_claim_pattern(t) for kind, templates in _TEMPLATES.items() if kind.endswith("_asked")
+           for t in templates]
+
+
+def task_claims(thought: str) -> list[str]:
+    """The values ``thought`` says the task asks for, in the words of the templates that make
+    that claim (only where the intent holds the value). A trained policy's thought that claims
+    one its task lacks has misread the task."""
+    return [m.group("value") for pattern in _CLAIMS if (m := pattern.search(thought))]
+
+
+def misreads_task(thought: str, intent: str) -> bool:
+    """Whether ``thought`` claims the task asks for a value that ``intent`` does not hold."""
+    return any(not _mentions(intent, value) for value in task_claims(thought))
+
+
 def thought_for_step(step: VerifiedStep, intent: str, is_last: bool) -> str:
     """:func:`make_thought` for a verified step (the key of a key press comes from its action)."""
     value = step.get("value")

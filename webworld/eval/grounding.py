@@ -6,9 +6,11 @@ part ways in one way above all: the thought names the right element and the id i
 from the line beside it (docs/learning_names.md). ``--ground-names`` trusts the name: when
 the element the id points at is not quoted in the thought, and exactly one element of the
 page is (of the same role as the one pointed at, when names alone leave a choice), the
-action is moved to that element. It uses nothing but the reply and the page the policy
-read, so it works the same on any site; the rows it gives are reported apart from the
-replies as the model wrote them.
+action is moved to that element. A thought that says the task asks for a value the task
+does not hold has misread it (a date picker's “the task's 2027-04-28” for a task's
+2027-04-21, where the id was the right day's): such a reply is left as it is. It uses
+nothing but the reply and the message the policy read, so it works the same on any site;
+the rows it gives are reported apart from the replies as the model wrote them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import re
 
 from webworld.browser.actions import format_action, parse_call, parse_reply
 from webworld.browser.observe import parse_line
-from webworld.data.prompting import assistant_message, page_line, thought_of
+from webworld.data.prompting import assistant_message, page_line, task_of, thought_of
+from webworld.data.thoughts import misreads_task
 from webworld.errors import UsageError
 from webworld.eval.policies import Policy, Reply, ScriptedPolicy
 from webworld.rl.policies import PageElement, page_elements
@@ -44,15 +47,17 @@ def named_target(thought: str, page: str, acted_bid: str) -> PageElement | None:
     return None
 
 
-def ground_reply(reply: str, page: str) -> str | None:
+def ground_reply(reply: str, message: str) -> str | None:
     """``reply`` with its action moved to the element its thought names (see the module
-    doc), or None when it stays as it is."""
+    doc), or None when it stays as it is. ``message``: the user message it answers."""
     call = parse_reply(reply)
     action = parse_call(call) if call else None
     if action is None:
         return None
     thought = thought_of(reply)
-    target = named_target(thought, page, action.bid)
+    if misreads_task(thought, task_of(message)):
+        return None
+    target = named_target(thought, message, action.bid)
     if target is None:
         return None
     moved = format_action(action.name, target.bid, *([] if action.arg is None else [action.arg]))
