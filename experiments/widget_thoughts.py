@@ -12,6 +12,8 @@ and played on the held-out worlds, as is and grounded by name, against name_find
 on the old export. Then the same SFT with each epoch's dates moved to other days of their
 month (`--vary-dates`: 28 training turns pick a day, among 8 dates, and the run above still
 clicked the wrong day in 6 held-out episodes), played on the held-out worlds the same two ways.
+Last, the first run grounded again once grounding stopped trusting a thought that misreads
+the task (its wrong days came from thoughts quoting “the task's 2027-04-28” for 2027-04-21).
 Writes docs/learning_thoughts.md.
 
     .venv/bin/python experiments/widget_thoughts.py   # after learning.py's worlds, data_scale.py
@@ -45,6 +47,8 @@ RUN = "sft-shuffled"
 GROUNDED = f"{RUN}-grounded"
 DATES = "sft-dates"  # the same recipe with --vary-dates (held-out episodes only: the turns
 # sample holds 3 date clicks of 160)
+CHECKED = f"{RUN}-grounded-checked"  # grounded again once grounding stopped trusting a thought
+# that misreads the task (webworld/eval/grounding.py), the first grounded rows are kept
 
 
 def export(stages: Stages, work: Path) -> Path:
@@ -90,11 +94,13 @@ def date_rows(record: Path) -> list[str]:
     from webworld.eval.results import Rate, read_results
 
     rows = ["| policy | export | episodes that pick a date | solved [95% CI] |", "|---|---|---|---|"]
-    for folder, export_label, run, recipe in (
-            (BEFORE, "old thoughts", RUN, "SFT, ids shuffled"),
-            (record, "thoughts name each click", RUN, "SFT, ids shuffled"),
-            (record, "thoughts name each click", DATES, "SFT, ids shuffled, dates varied")):
-        for name, label in ((run, recipe), (f"{run}-grounded", "the same, grounded by name")):
+    checked = ((CHECKED, "the same, grounded by name, misread thoughts not trusted"),)
+    for folder, export_label, run, recipe, more in (
+            (BEFORE, "old thoughts", RUN, "SFT, ids shuffled", ()),
+            (record, "thoughts name each click", RUN, "SFT, ids shuffled", checked),
+            (record, "thoughts name each click", DATES, "SFT, ids shuffled, dates varied", ())):
+        for name, label in ((run, recipe), (f"{run}-grounded", "the same, grounded by name"),
+                            *more):
             records = [r for r in read_results(folder / "eval" / f"heldout-{name}.jsonl")
                        if "date" in r["intent"].lower()]
             shown = Rate(name, len(records), sum(r["success"] for r in records)).shown() \
@@ -124,6 +130,7 @@ def write_page(record: Path, doc: Path) -> None:
                 ("the same, grounded by name", str(BEFORE / "eval" / f"heldout-{GROUNDED}")),
                 ("SFT, ids shuffled, thoughts name each click", f"heldout-{RUN}"),
                 ("the same, grounded by name", f"heldout-{GROUNDED}"),
+                ("the same, grounded by name, misread thoughts not trusted", f"heldout-{CHECKED}"),
                 ("SFT, ids shuffled, thoughts name each click, dates varied", f"heldout-{DATES}"),
                 ("the same, grounded by name", f"heldout-{DATES}-grounded")]
     turns = [(label, folder / "eval" / f"turns-heldout-{name}.json")
@@ -170,6 +177,8 @@ def main() -> None:
         keep_record(args.work, args.record, RECORDED)
         train_and_play(stages, args.work, data, RUN)
         train_and_play(stages, args.work, data, DATES, "--vary-dates", turns=False)
+        name_finding.play_heldout(stages, args.work / "eval" / f"heldout-{CHECKED}.jsonl",
+                                  args.work / RUN / "model", ["--ground-names"])
     write_page(args.record, args.doc)
 
 

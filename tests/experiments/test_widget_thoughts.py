@@ -55,6 +55,7 @@ def test_the_page_shows_the_new_rows_beside_the_old(tmp_path: Path) -> None:
     assert "50.0%" in new_row
     dates = [line for line in page.splitlines() if "| thoughts name each click | 1 |" in line]
     assert len(dates) == 1 and "100.0%" in dates[0]
+    assert "| the same, grounded by name, misread thoughts not trusted | not run yet |" in page
     # the old export's rows come from name_finding.py's committed record
     assert "| SFT, ids shuffled, old thoughts | 53 | 11.3%" in page
     assert "| webworld train sft |" not in page and "| sft sft-shuffled | 12 |" in page
