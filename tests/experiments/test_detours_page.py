@@ -45,5 +45,6 @@ def test_the_page_counts_the_detours_and_shows_the_rows(tmp_path: Path) -> None:
     assert "| SFT, ids shuffled, no detours | not run yet |" in page
     assert "(`--skip-detours`, `--rename-choices`, `--vary-values`, `--vary-dates`) (not run" in page
     assert "| SFT, ids shuffled, no detours, names, values and dates varied | not run yet |" in page
+    assert page.count("| the same, grounded by name, misread thoughts not trusted |") == 2
     # widget_thoughts.py's committed run on every chat is the row to beat
     assert "| SFT, ids shuffled, every chat | 53 | 17.0%" in page
