@@ -635,7 +635,9 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "`webworld/data/heldout.json`: live sites in Chromium for the rows of the first runs, "
         "the fast env (the same pages and states, parity-tested) for SFT with ids shuffled and "
         "after. Rows \"grounded by name\" act on the element a reply's thought quotes when its "
-        "id points at another (`webworld eval --ground-names`, `webworld/eval/grounding.py`).",
+        "id points at another (`webworld eval --ground-names`, `webworld/eval/grounding.py`), "
+        "unless the thought says the task asks for a value the task does not hold; \"first "
+        "rule\" marks the row grounded before that check.",
         "",
         *sft_lines(work), "",
         "## Per turn", "",
@@ -649,8 +651,9 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *held_out_rows(work, [("random", "heldout-random"), ("oracle", "heldout-oracle"),
                               ("SmolLM2 zero shot", "heldout-zero-shot"),
                               *((sft_label(run), f"heldout-{run}") for run in SFT_RUNS),
-                              *((f"{sft_label(run)}, grounded by name", f"heldout-{run}-grounded")
-                                for run in SFT_BEFORE_RL),
+                              *((f"{sft_label(run)}, grounded by name{rule}",
+                                 f"heldout-{run}-grounded{suffix}") for run in SFT_BEFORE_RL
+                                for rule, suffix in ((", first rule", "-first-rule"), ("", ""))),
                               *((f"after SFT + RL, {reward} reward (seed {s0}){grounded}",
                                  f"heldout-rl-{reward}-s{s0}{suffix}")
                                 for reward in REWARDS for grounded, suffix in
