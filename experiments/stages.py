@@ -70,9 +70,10 @@ def keep_measured_rows(generated: str, earlier: str) -> tuple[str, list[str]]:
     record that lacks some results (a run folder lost with its machine, a record made
     later) keeps what was measured instead of blanking it. A row is its first cells in the
     table of the same header (a table line up to the first cell that says so), or a list
-    line's label. Returns the text and the lines kept."""
+    line's label; a row two lines of a table share ("the same, grounded by name" under two
+    runs) is not one row, and is left as it is. Returns the text and the lines kept."""
     lines, before = generated.split("\n"), earlier.splitlines()
-    tables = _table_rows(before)
+    tables, headers = _table_rows(before), _headers(lines)
     kept: list[str] = []
 
     def measured(line: str, header: str | None) -> str:
@@ -81,8 +82,10 @@ def keep_measured_rows(generated: str, earlier: str) -> tuple[str, list[str]]:
             return line
         key = line[:cut]
         if header is not None:  # "| label | split |"
-            found = [e for e in tables.get(header, []) if e.startswith(key)
-                     and not e[len(key):].lstrip().startswith(NOT_RUN)]
+            rows = [e for e in tables.get(header, []) if e.startswith(key)]
+            shared = sum(g.startswith(key) for g, h in zip(lines, headers) if h == header) > 1
+            found = [] if shared or len(rows) > 1 else \
+                [e for e in rows if not e[len(key):].lstrip().startswith(NOT_RUN)]
         elif line.startswith("- "):  # "- label: not run yet" against "- label (`run/`): ..."
             label = key.rstrip(":")
             found = [e for e in before if e.startswith((label + " (", label + ":"))
@@ -94,7 +97,6 @@ def keep_measured_rows(generated: str, earlier: str) -> tuple[str, list[str]]:
         kept.append(found[0])
         return found[0]
 
-    headers = _headers(lines)
     return "\n".join(measured(line, h) for line, h in zip(lines, headers, strict=True)), kept
 
 

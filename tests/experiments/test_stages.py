@@ -86,6 +86,20 @@ def test_a_page_written_again_keeps_measured_rows_whose_results_are_gone(tmp_pat
     assert text.count("after SFT | validation") == 1 and "Reading: by hand" in text
 
 
+def test_a_row_label_two_lines_share_is_not_filled_from_the_other(tmp_path: Path) -> None:
+    doc = tmp_path / "page.md"
+    table = ["| policy | held-out |", "|---|---|", "| SFT, every chat | 17.0% |"]
+    write_keeping_reading(doc, "\n".join([*table, "| the same, grounded | 35.8% |",
+                                          "| SFT, no detours | not run yet |",
+                                          "| the same, grounded | not run yet |"]))
+    write_keeping_reading(doc, "\n".join([*table, "| the same, grounded | 35.8% |",
+                                          "| SFT, no detours | 20.8% |",
+                                          "| the same, grounded | not run yet |"]))
+    text = doc.read_text()
+    assert text.count("| the same, grounded | 35.8% |") == 1
+    assert "| the same, grounded | not run yet |" in text
+
+
 def test_a_page_written_again_keeps_the_stages_of_an_earlier_run(tmp_path: Path) -> None:
     from experiments.learning import earlier_stages
 
