@@ -7,4 +7,5 @@ case " $* " in
     *slow*|*gpu*) bash scripts/setup.sh dev,e2e ;;  # slow / GPU tests need llama.cpp and SmolLM2
     *) bash scripts/setup.sh dev ;;
 esac
-exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" "$@"
+# the slowest tests are listed at the end, to keep the suite within its 15 minutes
+exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" --durations=15 "$@"
