@@ -47,7 +47,7 @@ READING_RUN = "sft-reading"  # no detours, and names, values and dates new every
 READING_FLAGS = ("--skip-detours", "--rename-choices", "--vary-values", "--vary-dates")
 # its grounded row came after grounding stopped trusting a thought that misreads the task
 # (the rows above it were grounded before): it compares with widget_thoughts.py's CHECKED row
-CHECKED = "the same, grounded by name, misread thoughts not trusted"
+CHECKED_LABEL = widget_thoughts.CHECKED_LABEL
 
 
 def count_detours(worlds: Path, data: Path, out: Path) -> dict:
@@ -87,12 +87,12 @@ def write_page(record: Path, doc: Path) -> None:
     run = widget_thoughts.RUN
     policies = [("SFT, ids shuffled, every chat", str(BEFORE / "eval" / f"heldout-{run}")),
                 ("the same, grounded by name", str(BEFORE / "eval" / f"heldout-{run}-grounded")),
-                (CHECKED, str(BEFORE / "eval" / f"heldout-{widget_thoughts.CHECKED}")),
+                (CHECKED_LABEL, str(BEFORE / "eval" / f"heldout-{widget_thoughts.CHECKED}")),
                 ("SFT, ids shuffled, no detours", f"heldout-{RUN}"),
                 ("the same, grounded by name", f"heldout-{RUN}-grounded"),
                 ("SFT, ids shuffled, no detours, names, values and dates varied",
                  f"heldout-{READING_RUN}"),
-                (CHECKED, f"heldout-{READING_RUN}-grounded")]
+                (CHECKED_LABEL, f"heldout-{READING_RUN}-grounded")]
     kinds = ["| detour (FSM action) | longer paths |", "|---|---|",
              *[f"| {label} | {n} |" for label, n in counts.get("by_action", {}).items()]]
     lines = [

@@ -49,6 +49,7 @@ DATES = "sft-dates"  # the same recipe with --vary-dates (held-out episodes only
 # sample holds 3 date clicks of 160)
 CHECKED = f"{RUN}-grounded-checked"  # grounded again once grounding stopped trusting a thought
 # that misreads the task (webworld/eval/grounding.py), the first grounded rows are kept
+CHECKED_LABEL = "the same, grounded by name, misread thoughts not trusted"
 
 
 def export(stages: Stages, work: Path) -> Path:
@@ -94,7 +95,7 @@ def date_rows(record: Path) -> list[str]:
     from webworld.eval.results import Rate, read_results
 
     rows = ["| policy | export | episodes that pick a date | solved [95% CI] |", "|---|---|---|---|"]
-    checked = ((CHECKED, "the same, grounded by name, misread thoughts not trusted"),)
+    checked = ((CHECKED, CHECKED_LABEL),)
     for folder, export_label, run, recipe, more in (
             (BEFORE, "old thoughts", RUN, "SFT, ids shuffled", ()),
             (record, "thoughts name each click", RUN, "SFT, ids shuffled", checked),
@@ -130,7 +131,7 @@ def write_page(record: Path, doc: Path) -> None:
                 ("the same, grounded by name", str(BEFORE / "eval" / f"heldout-{GROUNDED}")),
                 ("SFT, ids shuffled, thoughts name each click", f"heldout-{RUN}"),
                 ("the same, grounded by name", f"heldout-{GROUNDED}"),
-                ("the same, grounded by name, misread thoughts not trusted", f"heldout-{CHECKED}"),
+                (CHECKED_LABEL, f"heldout-{CHECKED}"),
                 ("SFT, ids shuffled, thoughts name each click, dates varied", f"heldout-{DATES}"),
                 ("the same, grounded by name", f"heldout-{DATES}-grounded")]
     turns = [(label, folder / "eval" / f"turns-heldout-{name}.json")
