@@ -135,6 +135,7 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
         assert row in text, row
 
 
+@pytest.mark.slow  # ~4.5 min on 2 busy cores: ten stages, each a process loading torch
 def test_rounds_of_corrections_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
     """--plan dagger: each round plays the policy on the training worlds, relabels every round's
     episodes so far, trains SFT on them from the policy and scores the new one held out."""
@@ -156,6 +157,7 @@ def test_rounds_of_corrections_go_through_in_smoke_mode(kit: Path, tmp_path: Pat
     assert counts["corrections"] > 0
 
 
+@pytest.mark.slow  # ~3.5 min on 2 busy cores: fifteen stages, each a process loading torch
 def test_sft_on_more_worlds_goes_through_in_smoke_mode(kit: Path, tmp_path: Path) -> None:
     """--plan scale: both SFT runs train on the kit's export plus the extra one (carried as
     .tar.xz) for the same steps, side by side; then each is scored held out, on validation
