@@ -50,6 +50,8 @@ DATES = "sft-dates"  # the same recipe with --vary-dates (held-out episodes only
 CHECKED = f"{RUN}-grounded-checked"  # grounded again once grounding stopped trusting a thought
 # that misreads the task (webworld/eval/grounding.py), the first grounded rows are kept
 CHECKED_LABEL = "the same, grounded by name, misread thoughts not trusted"
+LOOPS = f"{RUN}-grounded-loops"  # the checked grounding, and loops broken (webworld/eval/loops.py)
+LOOPS_LABEL = "the same, loops broken"
 
 
 def export(stages: Stages, work: Path) -> Path:
@@ -95,7 +97,7 @@ def date_rows(record: Path) -> list[str]:
     from webworld.eval.results import Rate, read_results
 
     rows = ["| policy | export | episodes that pick a date | solved [95% CI] |", "|---|---|---|---|"]
-    checked = ((CHECKED, CHECKED_LABEL),)
+    checked = ((CHECKED, CHECKED_LABEL), (LOOPS, LOOPS_LABEL))
     for folder, export_label, run, recipe, more in (
             (BEFORE, "old thoughts", RUN, "SFT, ids shuffled", ()),
             (record, "thoughts name each click", RUN, "SFT, ids shuffled", checked),
@@ -132,6 +134,7 @@ def write_page(record: Path, doc: Path) -> None:
                 ("SFT, ids shuffled, thoughts name each click", f"heldout-{RUN}"),
                 ("the same, grounded by name", f"heldout-{GROUNDED}"),
                 (CHECKED_LABEL, f"heldout-{CHECKED}"),
+                (LOOPS_LABEL, f"heldout-{LOOPS}"),
                 ("SFT, ids shuffled, thoughts name each click, dates varied", f"heldout-{DATES}"),
                 ("the same, grounded by name", f"heldout-{DATES}-grounded")]
     turns = [(label, folder / "eval" / f"turns-heldout-{name}.json")
@@ -180,6 +183,8 @@ def main() -> None:
         train_and_play(stages, args.work, data, DATES, "--vary-dates", turns=False)
         name_finding.play_heldout(stages, args.work / "eval" / f"heldout-{CHECKED}.jsonl",
                                   args.work / RUN / "model", ["--ground-names"])
+        name_finding.play_heldout(stages, args.work / "eval" / f"heldout-{LOOPS}.jsonl",
+                                  args.work / RUN / "model", ["--ground-names", "--break-loops"])
     write_page(args.record, args.doc)
 
 

@@ -43,10 +43,32 @@ def grounded(policy: Policy) -> Policy:
         raise
 
 
-def say_grounded(policy: object) -> int | None:
-    """Print how many actions grounding by name moved; their count (None: not grounded)."""
-    from webworld.eval.grounding import GroundedPolicy
+BreakLoops = typer.Option(False, "--break-loops", help="Where a model would repeat its last "
+                          "action on a page that did not change, play the action it samples "
+                          "most often among 8 replies, that one left out (webworld.eval.loops).")
 
+
+def loops_broken(policy: Policy) -> Policy:
+    """``policy`` with its loops broken (webworld.eval.loops); one that cannot sample other
+    replies is a usage error, and is closed first."""
+    from webworld.eval.loops import LoopBreakingPolicy
+
+    try:
+        return LoopBreakingPolicy(policy)
+    except UsageError:
+        policy.close()
+        raise
+
+
+def say_grounded(policy: object) -> int | None:
+    """Print how many actions grounding by name moved, and loop breaking replaced; the
+    first count (None: not grounded)."""
+    from webworld.eval.grounding import GroundedPolicy
+    from webworld.eval.loops import LoopBreakingPolicy
+
+    if isinstance(policy, LoopBreakingPolicy):
+        out.print(f"loop breaking replaced {policy.broken} of {policy.looped} repeated actions")
+        policy = policy.inner
     if not isinstance(policy, GroundedPolicy):
         return None
     out.print(f"grounding by name moved {policy.moved} of {policy.replies} actions")
@@ -89,6 +111,7 @@ def eval_cmd(
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda (default: "
                                                       "cuda when there is one)."),
     ground: bool = GroundNames,
+    break_loops: bool = BreakLoops,
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
@@ -118,6 +141,7 @@ def eval_cmd(
     chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
                               api_key=api_key, config_file=config_file, budget_usd=budget)
     chosen = grounded(chosen) if ground else chosen
+    chosen = loops_broken(chosen) if break_loops else chosen
     try:
         with _progress() as progress:
             stats = EvalRun(resolved, chosen, results, config, progress).run()

@@ -87,5 +87,11 @@ class GroundedPolicy(Policy):
                 reply.text = grounded
         return replies
 
+    def sample(self, turns: dict[int, Turn], k: int, seed: int) -> dict[int, list[str]]:
+        """The inner model's drawn replies, each grounded (webworld.eval.loops draws them)."""
+        drawn = self.inner.sample(turns, k, seed)  # type: ignore[attr-defined]
+        return {slot: [ground_reply(text, turns[slot].messages()[-1]["content"]) or text
+                       for text in texts] for slot, texts in drawn.items()}
+
     def close(self) -> None:
         self.inner.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,20 @@ class HFPolicy(Policy):
                                            torch.Generator())
         return {slot: Reply(g.text, len(g.prompt_ids), len(g.completion_ids))
                 for slot, g in zip(slots, generations, strict=True)}
+
+    def sample(self, turns: dict[int, Turn], k: int, seed: int) -> dict[int, list[str]]:
+        """``k`` replies to each turn drawn at temperature 1 (seeded), for webworld.eval.loops."""
+        import torch
+
+        from webworld.train.engine import TransformersEngine
+
+        drawing = TransformersEngine(self.model, self.tokenizer,
+                                     replace(self.engine.settings, temperature=1.0))
+        slots = list(turns)
+        generations = drawing.generate([turns[i].messages() for i in slots for _ in range(k)],
+                                       torch.Generator().manual_seed(seed))
+        return {slot: [g.text for g in generations[n * k:(n + 1) * k]]
+                for n, slot in enumerate(slots)}
 
 
 class OpenAIPolicy(Policy):

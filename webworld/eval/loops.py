@@ -1,0 +1,86 @@
+"""Breaking a model's loops: another action where it would repeat one that changed nothing.
+
+After SFT, most failed episodes end in a loop: the policy repeats its last action on a page
+that did not change (a ``Sign in`` refused for a missing field, clicked until the step limit;
+docs/learning_corrections.md). Sites are deterministic, so that action will change nothing
+again. ``--break-loops`` catches such a reply and plays instead the action its model samples
+most often among a few replies drawn at temperature 1, the repeated one left out (the first
+drawn wins a tie; seeded by the episode's seed and step). It reads only what the policy saw
+(its last action and the page before and after it), so it works the same on any site; the
+rows it gives are reported apart from the replies as the model wrote them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from typing import Protocol
+
+from webworld.browser.actions import parse_reply
+from webworld.errors import UsageError
+from webworld.eval.policies import Policy, Reply
+from webworld.rl.turn import Turn
+
+SAMPLES = 8  # replies drawn for a looping turn: one pass of a CPU batch
+
+
+class Sampler(Protocol):
+    def sample(self, turns: dict[int, Turn], k: int, seed: int) -> dict[int, list[str]]: ...
+
+
+def other_action(samples: list[str], repeated: str) -> str | None:
+    """The sampled reply whose action the samples give most often, ``repeated`` left out
+    (ties: the first drawn); None when every sample repeats it or has no action."""
+    actions = [parse_reply(text) for text in samples]
+    counts = Counter(a for a in actions if a is not None and a != repeated)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return next(text for text, a in zip(samples, actions, strict=True) if counts.get(a) == top)
+
+
+class LoopBreakingPolicy(Policy):
+    """Another policy's replies, with its repeats on unchanged pages replaced (module doc)."""
+
+    def __init__(self, inner: Policy, samples: int = SAMPLES) -> None:
+        if not callable(getattr(inner, "sample", None)):
+            raise UsageError(f"--break-loops draws other replies from a model: hf:PATH, "
+                             f"not {inner.name}")
+        self.inner, self.samples = inner, samples
+        self.name = f"{inner.name}, loops broken"
+        self.seeds: dict[int, int] = {}
+        self.last: dict[int, tuple[str, str | None]] = {}  # slot: (page acted on, action)
+        self.broken = self.looped = 0
+
+    def start(self, slot: int, turn: Turn, seed: int) -> None:
+        self.seeds[slot] = seed
+        self.last.pop(slot, None)
+        self.inner.start(slot, turn, seed)
+
+    def act(self, turns: dict[int, Turn]) -> dict[int, Reply]:
+        replies = self.inner.act(turns)
+        looping = {slot: action for slot, reply in replies.items()
+                   if (action := parse_reply(reply.text)) is not None
+                   and self.last.get(slot) == (turns[slot].obs["axtree"], action)}
+        if looping:
+            self.looped += len(looping)
+            self._replace(looping, turns, replies)
+        for slot, reply in replies.items():
+            self.last[slot] = (turns[slot].obs["axtree"], parse_reply(reply.text))
+        return replies
+
+    def _replace(self, looping: dict[int, str], turns: dict[int, Turn],
+                 replies: dict[int, Reply]) -> None:
+        sampler: Sampler = self.inner  # type: ignore[assignment]  # checked in __init__
+        for slot, repeated in looping.items():
+            turn = turns[slot]
+            # one seed per episode and step: a rerun draws the same replies
+            seed = zlib.crc32(f"{self.seeds.get(slot, 0)}:{len(turn.history)}".encode())
+            drawn = sampler.sample({slot: turn}, self.samples, seed)[slot]
+            other = other_action(drawn, repeated)
+            if other is not None:
+                replies[slot].text = other
+                self.broken += 1
+
+    def close(self) -> None:
+        self.inner.close()
