@@ -1,6 +1,6 @@
-"""Breaking loops: a reply that repeats the last action on a page that did not change is
-replaced by the action the model samples most often, the repeated one left out; every other
-reply is played as the model wrote it."""
+"""Breaking loops: a reply whose action the episode already took on a page that read the
+same is replaced by the action the model samples most often, those taken there left out;
+every other reply is played as the model wrote it."""
 
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ def reply(action: str, thought: str = "I go on.") -> str:
 def test_the_most_sampled_other_action_wins() -> None:
     drawn = [reply("click('4')"), reply("fill('3', 'x')"), "no action", reply("click('9')"),
              reply("fill('3', 'x')", "I type it.")]
-    assert other_action(drawn, "click('4')") == drawn[1]  # twice, the first drawn of the two
-    assert other_action([reply("click('9')"), reply("click('8')")], "click('4')") == \
+    assert other_action(drawn, {"click('4')"}) == drawn[1]  # twice, the first drawn of the two
+    assert other_action(drawn, {"click('4')", "fill('3', 'x')"}) == drawn[3]
+    assert other_action([reply("click('9')"), reply("click('8')")], {"click('4')"}) == \
         reply("click('9')")  # a tie: the first drawn
-    assert other_action([reply("click('4')"), "no action"], "click('4')") is None
+    assert other_action([reply("click('4')"), "no action"], {"click('4')"}) is None
 
 
 class Looping(Policy):
@@ -72,9 +73,10 @@ def test_a_repeat_on_an_unchanged_page_is_replaced_and_a_repeat_elsewhere_is_not
     assert again[0].completion_tokens == 5  # what the greedy reply spent is kept
     assert parse_reply(again[1].text) == "click('4')"
     assert (policy.broken, policy.looped) == (1, 1) and "loops broken" in policy.name
-    # the replacement is what was played: clicking again on that page is no repeat
+    # both actions taken on that page already (a round of two): none left to play instead
     third = policy.act({0: turn(PAGE, ["click('4')", "fill('3', 'pw')"])})
     assert parse_reply(third[0].text) == "click('4')"
+    assert (policy.broken, policy.looped) == (1, 2)
     # a new episode starts with nothing to repeat
     policy.start(1, turn(FILLED, []), seed=6)
     assert parse_reply(policy.act({1: turn(FILLED, [])})[1].text) == "click('4')"
@@ -87,7 +89,7 @@ def test_the_draws_are_seeded_by_episode_and_step() -> None:
         policy = LoopBreakingPolicy(inner, samples=2)
         policy.start(0, turn(PAGE, []), seed=5)
         for step in range(1, 4):
-            policy.last[0] = (PAGE, "click('4')")  # looping at every step
+            policy.taken[0] = {PAGE: {"click('4')"}}  # looping at every step
             policy.act({0: turn(PAGE, ["click('4')"] * step)})
         seeds.append(inner.seeds)
     assert seeds[0] == seeds[1] and len(set(seeds[0])) == len(seeds[0]) == 3
