@@ -43,9 +43,10 @@ def grounded(policy: Policy) -> Policy:
         raise
 
 
-BreakLoops = typer.Option(False, "--break-loops", help="Where a model would repeat its last "
-                          "action on a page that did not change, play the action it samples "
-                          "most often among 8 replies, that one left out (webworld.eval.loops).")
+BreakLoops = typer.Option(False, "--break-loops", help="Where a model would take an action "
+                          "again on a page that reads as when it took it, play the action it "
+                          "samples most often among 8 replies, those taken there left out "
+                          "(webworld.eval.loops).")
 
 
 def loops_broken(policy: Policy) -> Policy:

@@ -42,7 +42,8 @@ def other_action(samples: list[str], taken: set[str]) -> str | None:
 
 
 class LoopBreakingPolicy(Policy):
-    """Another policy's replies, with its repeats on unchanged pages replaced (module doc)."""
+    """Another policy's replies, with actions repeated on a page that reads the same replaced
+    (module doc)."""
 
     def __init__(self, inner: Policy, samples: int = SAMPLES) -> None:
         if not callable(getattr(inner, "sample", None)):
