@@ -16,18 +16,17 @@ port=$(( 20000 + RANDOM % 20000 ))
 export RAY_ADDRESS="127.0.0.1:$port"
 trap '"$ray" stop --force >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 common=(--node-ip-address 127.0.0.1 --num-cpus 1 --disable-usage-stats)
+head=(--head --port "$port" --temp-dir "$tmp" --include-dashboard false)
 # `ray start` gives a raylet 30 s (fixed in Ray) to register; on 2 cores busy with other tests
-# that can pass, so a node that timed out is stopped and started once more before giving up
-start_node() {  # LOG ARGS...
-    local log="$1"; shift
-    "$ray" start "$@" "${common[@]}" >"$log" 2>&1 && return 0
-    grep -q "timed out during startup" "$log" || { cat "$log" >&2; exit 3; }
-    "$ray" stop --force >/dev/null 2>&1 || true
-    [[ "$1" == --head ]] || "$ray" start --head --port "$port" --temp-dir "$tmp" \
-        --include-dashboard false "${common[@]}" >"$tmp/head.log" 2>&1 \
-        || { cat "$tmp/head.log" >&2; exit 3; }
-    "$ray" start "$@" "${common[@]}" >>"$log" 2>&1 || { cat "$log" >&2; exit 3; }
+# that can pass, so a cluster whose node timed out is stopped and started once more
+start_cluster() {
+    "$ray" start "${head[@]}" "${common[@]}" >"$tmp/head.log" 2>&1 \
+        && "$ray" start --address "$RAY_ADDRESS" "${common[@]}" >"$tmp/node.log" 2>&1
 }
-start_node "$tmp/head.log" --head --port "$port" --temp-dir "$tmp" --include-dashboard false
-start_node "$tmp/node.log" --address "$RAY_ADDRESS"
+if ! start_cluster; then
+    cat "$tmp/head.log" "$tmp/node.log" 2>/dev/null | grep -q "timed out during startup" \
+        || { cat "$tmp/head.log" "$tmp/node.log" >&2 2>/dev/null; exit 3; }
+    "$ray" stop --force >/dev/null 2>&1 || true
+    start_cluster || { cat "$tmp/head.log" "$tmp/node.log" >&2 2>/dev/null; exit 3; }
+fi
 "$@"

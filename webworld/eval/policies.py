@@ -95,6 +95,9 @@ class HFPolicy(Policy):
         self.engine = TransformersEngine(self.model, self.tokenizer, SamplingSettings(
             max_new_tokens=max_new_tokens, temperature=0.0,
             batch_size=default_batch(self.device, 64)))
+        # the same at temperature 1, for the other replies webworld.eval.loops draws
+        self.drawing = TransformersEngine(self.model, self.tokenizer,
+                                          replace(self.engine.settings, temperature=1.0))
 
     @staticmethod
     def _source(path: str) -> tuple[str, dict[str, Any]]:
@@ -120,12 +123,8 @@ class HFPolicy(Policy):
         """``k`` replies to each turn drawn at temperature 1 (seeded), for webworld.eval.loops."""
         import torch
 
-        from webworld.train.engine import TransformersEngine
-
-        drawing = TransformersEngine(self.model, self.tokenizer,
-                                     replace(self.engine.settings, temperature=1.0))
         slots = list(turns)
-        generations = drawing.generate([turns[i].messages() for i in slots for _ in range(k)],
+        generations = self.drawing.generate([turns[i].messages() for i in slots for _ in range(k)],
                                        torch.Generator().manual_seed(seed))
         return {slot: [g.text for g in generations[n * k:(n + 1) * k]]
                 for n, slot in enumerate(slots)}
