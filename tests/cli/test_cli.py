@@ -143,3 +143,24 @@ def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "malformed JSON at line 1, column 2" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def _described(group, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(command, the help text the user is shown) for every command and sub-command."""
+    found = []
+    for name, command in getattr(group, "commands", {}).items():
+        found.append((" ".join((*path, name)), command.help or ""))
+        found += _described(command, (*path, name))
+    return found
+
+
+def test_every_command_says_what_it_does_in_flowing_paragraphs() -> None:
+    """Typer's rich help prints a docstring's line breaks as they are, so the lines wrapped
+    for the source would come out ragged in `webworld --help` and on each command's page."""
+    import typer
+
+    described = _described(typer.main.get_command(app))
+    assert len(described) > 30 and {"build", "train rl", "env parity"} <= dict(described).keys()
+    for command, text in described:
+        assert text, f"webworld {command} has no help"
+        assert all("\n" not in paragraph for paragraph in text.split("\n\n")), command

@@ -101,7 +101,9 @@ def build_cmd(
     llm_config: Path = LLMConfigFile,
     llm_budget_usd: float = LLMBudget,
 ) -> None:
-    """The whole pipeline for each theme: generate, validate/improve, render, explore,
+    """Themes to verified dataset: generate, improve, render, explore, verify, export.
+
+    The whole pipeline for each theme: generate, validate/improve, render, explore,
     verify in Chromium (served on loopback), export; then a summary. Offline by default;
     `--llm propose,render,intents,...` hands those stages to a language model. `--spec`
     builds existing specs (e.g. from `webworld import`) from the render stage on."""

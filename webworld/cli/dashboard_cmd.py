@@ -26,8 +26,10 @@ def dashboard_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback by default)."),
     port: int = typer.Option(8765, "--port", "-p", min=0, max=65535),
 ) -> None:
-    """Browse worlds (gallery, pages, state-machine graph), trajectories step by step,
-    datasets, training curves and eval results; pages refresh while runs write."""
+    """Browse worlds, trajectories, datasets, training curves and eval results.
+
+    Worlds (gallery, pages, state-machine graph), trajectories step by step, datasets,
+    training curves and eval results; pages refresh while runs write."""
     import uvicorn
 
     from webworld.dashboard.app import create_app

@@ -80,6 +80,7 @@ def play_cmd(
     sites: Path = Sites, trajectories: Path = Trajectories, source: str = Source,
 ) -> None:
     """Step through an episode: see the page, type an action, see reward and errors.
+
     With --policy oracle|random the policy plays by itself."""
     settings: dict[str, Any] = {"observation": observation, "max_steps": max_steps}
     if world.startswith(MINIWOB):
@@ -185,8 +186,10 @@ def parity_cmd(
     seed: int = typer.Option(0, "--seed", "-s"),
     observation: str = Observation,
 ) -> None:
-    """Step the live and the fast env side by side: every verified trajectory and seeded
-    random actions (broken ones included) must give the same bytes."""
+    """Step the live and the fast env side by side: they must give the same bytes.
+
+    Every verified trajectory is played in both, then seeded random actions (broken ones
+    included)."""
     from webworld.rl.fast.env import FastEnv
     from webworld.rl.live import LiveEnv
     from webworld.rl.parity import compare

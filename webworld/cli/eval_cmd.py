@@ -218,8 +218,9 @@ def diverge_cmd(
     oracle: Path = typer.Argument(..., help="The oracle's results on the same suite and seed."),
     top: int = typer.Option(10, "--top", min=0, help="List this many (oracle, policy) pairs."),
 ) -> None:
-    """Where failed episodes first left the oracle's path: a sibling of the element, another
-    value, another element..., and the commonest pairs."""
+    """Where failed episodes first left the oracle's path, and the commonest pairs.
+
+    What they did instead: a sibling of the element, another value, another element..."""
     from webworld.eval.diverge import KINDS, divergences, summary
 
     found = divergences(*_read_runs(results, oracle))

@@ -34,8 +34,10 @@ def autowebworld_cmd(
                                       help="Write every finding of every file as JSON here."),
     show_all: bool = typer.Option(False, "--all", help="List every warning, not counts."),
 ) -> None:
-    """Translate AutoWebWorld FSM files into world specs. Whatever does not carry over
-    exactly is a coded finding located by JSON path; exit 2 if any file is unusable."""
+    """Translate AutoWebWorld FSM files into world specs.
+
+    Whatever does not carry over exactly is a coded finding located by JSON path; exit 2 if
+    any file is unusable."""
     files = fsm_files(sources)
     if world_id and len(files) > 1:
         raise UsageError("--id names one world; give one source file")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 from webworld import __version__
@@ -52,7 +54,21 @@ def archetypes() -> None:
 
 @app.command("version")
 def version() -> None:
+    """Print webworld's version."""
     typer.echo(__version__)
+
+
+def flow_help(group: typer.Typer) -> None:
+    """Typer's rich help keeps a docstring's line breaks (in the command lists too), so lines
+    wrapped for the source come out ragged: join them, keeping the paragraphs."""
+    for info in group.registered_commands:
+        doc = info.help or inspect.getdoc(info.callback) or ""
+        info.help = "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n"))
+    for sub in group.registered_groups:
+        flow_help(sub.typer_instance)
+
+
+flow_help(app)
 
 
 if __name__ == "__main__":

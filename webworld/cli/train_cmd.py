@@ -109,7 +109,9 @@ def corrections_cmd(
                                    "training chats kept, as a multiple of the corrections."),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
-    """DAgger: the verified action at every page a policy's evaluated episodes reached on a
+    """DAgger: SFT chats that correct a policy's evaluated episodes from verified paths.
+
+    The verified action at every page a policy's evaluated episodes reached on a
     verified path, with its own history, as SFT chats beside the export's (train sft on the
     new export from the policy)."""
     import json
