@@ -193,11 +193,14 @@ def rl_flags(quick: bool) -> list[str]:
     The budget: 20 batches of 4 tasks x 4 episodes, replies up to 64 tokens (a reply is about
     25), with a 2-step warm-up of the family's learning rate (the default 10 steps would have
     kept most of a run this short below its peak). Measured: the first batches, 1-2 steps
-    from the goal, took 15-45 s to sample and 7-11 s to learn."""
+    from the goal, took 15-45 s to sample and 7-11 s to learn. Without the drift measurement:
+    a forward pass after each step, a third of a batch's learning on 2 cores (one update of 8
+    episodes of 4 turns: 124-137 s with it, 87-90 s without), and the updates are the same
+    bit for bit (tests/train/test_rl.py); the runs of seed 0 had it."""
     steps, tasks, group = ("2", "2", "2") if quick else ("20", "4", "4")
     return ["--algo", "vespo", "--from-goal", "1", "--curriculum", "--steps", steps, "--tasks",
             tasks, "-G", group, "--max-new-tokens", "64", "--warmup", "2",
-            "--checkpoint-every", "1"]
+            "--checkpoint-every", "1", "--no-measure-drift"]
 
 
 def rl_worlds(train_worlds: str) -> list[str]:

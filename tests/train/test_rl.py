@@ -238,6 +238,33 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_numbers(button_board: Pat
     assert len(_numbers(metrics)) == 3
 
 
+def test_the_drift_measurement_leaves_the_updates_as_they_are(button_board: Path,
+                                                              tmp_path: Path) -> None:
+    """--no-measure-drift saves a forward pass per optimiser step and changes no number a run
+    learns by: the same rollouts, losses, gradients and weights, bit for bit."""
+    def run(measure: bool) -> tuple[list[dict], dict[str, torch.Tensor]]:
+        out = tmp_path / str(measure)
+        config = RLConfig(model=str(button_board / "start"), worlds=button_board, split="all",
+                          out=out, steps=3, tasks_per_step=2, group_size=4, envs=8,
+                          max_new_tokens=32, learning_rate=3e-4, checkpoint_every=100, seed=0,
+                          measure_drift=measure)
+        rows = RLRun(config).run().rows
+        model, _ = load_policy(str(out / "model"))
+        return rows, model.state_dict()
+
+    def learnt(row: dict) -> dict:
+        kept = {k: v for k, v in row.items() if not k.startswith(("time_", "step_", "wall"))}
+        kept["updates"] = [{k: v for k, v in u.items() if not k.startswith("step_")}
+                           for u in row["updates"]]
+        return kept
+
+    (measured, weights), (unmeasured, same_weights) = run(True), run(False)
+    assert measured[-1]["optimizer_steps"] > 0 and "step_kl" in measured[-1]["updates"][0]
+    assert "step_kl" not in unmeasured[-1]["updates"][0]
+    assert [learnt(r) for r in measured] == [learnt(r) for r in unmeasured]
+    assert all(torch.equal(weights[k], same_weights[k]) for k in weights)
+
+
 def test_the_episodes_of_a_group_read_the_same_phrasing(flight: Built) -> None:
     """A group is one prompt sampled G times: its advantage baseline compares replies, not
     phrasings. The instances have 4 phrasings each; groups differ, members do not."""

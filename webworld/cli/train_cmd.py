@@ -187,6 +187,10 @@ def rl_cmd(
     seed: int = typer.Option(None, "--seed"),
     device: str = typer.Option(None, "--device", help="auto, cpu or cuda"),
     checkpoint_every: int = typer.Option(None, "--checkpoint-every"),
+    measure_drift: bool = typer.Option(None, "--measure-drift/--no-measure-drift", help="After "
+                                       "each optimiser step, score its episodes again: how far "
+                                       "the step moved the policy (a forward pass; default on). "
+                                       "The updates are the same either way."),
     resume: bool = typer.Option(False, "--resume", help="Go on from the run folder's last "
                                                         "checkpoint, with its settings."),
 ) -> None:
@@ -205,7 +209,7 @@ def rl_cmd(
         "max_new_tokens": max_new_tokens, "temperature": temperature,
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "precision": precision,
         "seed": seed, "device": device,
-        "checkpoint_every": checkpoint_every}
+        "checkpoint_every": checkpoint_every, "measure_drift": measure_drift}
     config = load_rl_config(config_file, dict(flags))
     if resume:
         given = {k: v for k, v in flags.items() if v is not None}
@@ -225,9 +229,10 @@ def rl_cmd(
                             completed=run.start_step, status="")
 
         def show(row: dict[str, Any]) -> None:
+            drift = f" kl {row['step_kl']:.2g}" if "step_kl" in row else ""
             bar.update(task, completed=row["step"],
-                       status=f"success {row['success_rate']:.2f} reward {row['reward_mean']:.2f}"
-                              f" kl {row.get('step_kl', 0.0):.2g}")
+                       status=f"success {row['success_rate']:.2f} reward "
+                              f"{row['reward_mean']:.2f}{drift}")
             if row.get("warning"):
                 err.print(f"[yellow]warning[/]: batch {row['step']}: {row['warning']}")
 
