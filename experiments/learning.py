@@ -196,7 +196,8 @@ def rl_flags(quick: bool) -> list[str]:
     from the goal, took 15-45 s to sample and 7-11 s to learn. Without the drift measurement:
     a forward pass after each step, a third of a batch's learning on 2 cores (one update of 8
     episodes of 4 turns: 124-137 s with it, 87-90 s without), and the updates are the same
-    bit for bit (tests/train/test_rl.py); the runs of seed 0 had it."""
+    bit for bit (tests/train/test_rl.py); seed 0's success run had it, and its progress run
+    for its first 7 batches."""
     steps, tasks, group = ("2", "2", "2") if quick else ("20", "4", "4")
     return ["--algo", "vespo", "--from-goal", "1", "--curriculum", "--steps", steps, "--tasks",
             tasks, "-G", group, "--max-new-tokens", "64", "--warmup", "2",
