@@ -28,8 +28,8 @@ def dashboard_cmd(
 ) -> None:
     """Browse worlds, trajectories, datasets, training curves and eval results.
 
-    Worlds (gallery, pages, state-machine graph), trajectories step by step, datasets,
-    training curves and eval results; pages refresh while runs write."""
+    Worlds as a gallery, their pages and state-machine graph; trajectories step by step.
+    Pages refresh while runs write."""
     import uvicorn
 
     from webworld.dashboard.app import create_app
