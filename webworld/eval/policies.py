@@ -125,7 +125,7 @@ class HFPolicy(Policy):
 
         slots = list(turns)
         generations = self.drawing.generate([turns[i].messages() for i in slots for _ in range(k)],
-                                       torch.Generator().manual_seed(seed))
+                                            torch.Generator().manual_seed(seed))
         return {slot: [g.text for g in generations[n * k:(n + 1) * k]]
                 for n, slot in enumerate(slots)}
 
