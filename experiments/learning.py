@@ -5,6 +5,8 @@ docs/learning.md (tables, curves, commands, wall times) and the token histogram 
     .venv/bin/python experiments/learning.py             # what docs/ shows (many CPU hours)
     .venv/bin/python experiments/learning.py --quick     # a smoke run of every stage
     .venv/bin/python experiments/learning.py --until sft # stop after a stage
+    .venv/bin/python experiments/learning.py --until miniwob  # every target's row, then
+    .venv/bin/python experiments/detours.py  # reading SFT, before the comparison-only recipes
 
 Every stage is a `webworld` command (or a small function here), skipped when its output is
 there; SFT, RL and eval resume from their checkpoints and results files: rerun the script
@@ -302,7 +304,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run of every stage")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--until", default=None, help="stop after this stage group: build, "
-                        "sft, rl")
+                        "sft, rl, miniwob (every row of a target; the other SFT recipes after)")
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     parser.add_argument("--table-only", action="store_true", help="write docs from what ran")
     args = parser.parse_args()
@@ -377,6 +379,8 @@ def main() -> None:
                          ("rl-progress", best), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
+    if args.until == "miniwob":
+        return write_doc(args, work, stages)
     for name in SFT_RUNS:  # the other SFT recipes last: rows of a comparison, not of a target
         if name not in SFT_BEFORE_RL:
             sft_run.train(name)
