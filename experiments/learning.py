@@ -33,7 +33,7 @@ from stages import ROOT, Stages, keep_record, rel  # noqa: E402
 DOCS = ROOT / "docs"
 RECORD = ROOT / "experiments" / "results" / "learning"
 RECORDED = ("stages.json", "rl-start.txt", "eval/*.jsonl", "eval/*.json",
-            "*/sft_summary.json", "rl-*/metrics.jsonl")
+            "*/sft_summary.json", "rl-*/metrics.jsonl", "rl-*/config.json")
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
 TURNS_SAMPLE = 160  # recorded turns a per-turn eval asks (seeded), about 10 min on 2 cores
 REPEATED = 3  # an action played this often in one episode counts as a loop
@@ -521,7 +521,7 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
     return rows
 
 
-def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still running"
+def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "unfinished"
               ) -> list[str]:
     """Rollout success per batch, mean over seeds, success-only against progress rewards;
     ``unfinished`` says what a run without its final model is."""
@@ -544,7 +544,7 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
             path = folder / "metrics.jsonl"
             if path.is_file():
                 runs.append([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
-                going += not (folder / "model" / "config.json").is_file()
+                going += not finished(folder, runs[-1])
         if not runs:
             lines.append(f"- {label}: not run yet")
             continue
@@ -555,7 +555,10 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
         axes[1].plot(range(1, length + 1), level, marker="o", label=label)
         still = f", {going} {unfinished}" if going else ""
         seeds_run = f"{len(runs)} seed{'s' if len(runs) > 1 else ''}"
-        lines.append(f"- {label} ({seeds_run}{still}, {length} batches): rollout success "
+        # summed over the sessions a run spanned (a stage's wall is its last segment's)
+        hours = sum(b.get("time_rollout", 0) + b.get("time_learn", 0) for r in runs for b in r)
+        lines.append(f"- {label} ({seeds_run}{still}, {length} batches, {hours / 3600:.1f} h of "
+                     "sampling and learning): rollout success "
                      + ", ".join(f"{v:.2f}" for v in success) + "; steps before the goal "
                      + ", ".join(f"{v:.1f}" for v in level))
     axes[0].set(xlabel="rollout batch", ylabel="rollout success (mean over seeds)",
@@ -570,6 +573,17 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "still
         fig.savefig(plot, dpi=110)
     plt.close(fig)
     return lines
+
+
+def finished(run: Path, batches: list[dict]) -> bool:
+    """Whether an RL run did all its batches: its model is there, or (in the record, which
+    keeps no weights) its metrics have as many batches as its config asked."""
+    import json
+
+    if (run / "model" / "config.json").is_file():
+        return True
+    config = run / "config.json"
+    return config.is_file() and len(batches) >= json.loads(config.read_text()).get("steps", 0) > 0
 
 
 def sft_lines(work: Path) -> list[str]:

@@ -52,3 +52,25 @@ def test_the_page_shows_grounded_held_out_rows_apart(tmp_path: Path,
 def test_compute_is_fp32_for_summaries_from_before_auto_was_resolved() -> None:
     assert compute({"precision": "auto"}) == compute({}) == "fp32"
     assert compute({"precision": "bf16"}) == "bf16"
+
+
+def test_a_recorded_run_with_all_its_batches_is_finished_without_its_weights(tmp_path: Path
+                                                                             ) -> None:
+    import json
+
+    from experiments.learning import rl_curves
+
+    for seed, batches in ((0, 3), (1, 2)):  # the record keeps metrics and config, no model
+        run = tmp_path / f"rl-progress-s{seed}"
+        run.mkdir()
+        (run / "config.json").write_text(json.dumps({"steps": 3}))
+        (run / "metrics.jsonl").write_text("".join(
+            json.dumps({"success_rate": 0.5, "from_goal": 1, "time_rollout": 900,
+                        "time_learn": 900}) + "\n" for _ in range(batches)))
+    lines = "\n".join(rl_curves(tmp_path, [0, 1], tmp_path / "curves.png"))
+    # seed 1 did 2 of its 3 batches; the hours add up over both runs' batches
+    assert "- progress reward (2 seeds, 1 unfinished, 2 batches, 2.5 h of" in lines, lines
+    with (tmp_path / "rl-progress-s1" / "metrics.jsonl").open("a") as metrics:
+        metrics.write(json.dumps({"success_rate": 1.0, "from_goal": 2}) + "\n")
+    lines = "\n".join(rl_curves(tmp_path, [0, 1], tmp_path / "curves.png"))
+    assert "- progress reward (2 seeds, 3 batches, 2.5 h of" in lines, lines
