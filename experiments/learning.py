@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rl_runs import mean_interval  # noqa: E402  (experiments/ is on the path)
-from stages import ROOT, Stages, keep_record, rel  # noqa: E402
+from stages import ROOT, Stages, keep_record, rel, stage_rows  # noqa: E402
 
 DOCS = ROOT / "docs"
 RECORD = ROOT / "experiments" / "results" / "learning"
@@ -692,9 +692,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
                               if (work / "eval" / f"miniwob-{run}.jsonl").is_file()),
                             (f"after SFT + RL, progress reward (seed {s0})",
                              "miniwob-rl-progress")], "success"), "",
-        "## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
-        *[f"| {name} | {entry['wall']:.0f} | `{entry['command']}` |"
-          for name, entry in stages.log.items()], *earlier_stages(doc, stages), ""]
+        *stage_rows(stages.log), *earlier_stages(doc, stages), ""]
     write_keeping_reading(doc, "\n".join(lines))
     print(f"wrote {doc}")
 

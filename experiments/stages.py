@@ -58,7 +58,8 @@ def require(needed: tuple[Path, ...], scripts: str) -> None:
 def stage_rows(log: dict[str, dict]) -> list[str]:
     """A page's "Stages" section: each logged stage, its wall time (whole seconds) and command."""
     return ["## Stages", "", "| stage | wall (s) | command |", "|---|---|---|",
-            *[f"| {name} | {int(s['wall'])} | `{s['command']}` |" for name, s in log.items()]]
+            *[f"| {name}{'' if s.get('ended', True) else ' (cut short)'} | {int(s['wall'])} | "
+              f"`{s['command']}` |" for name, s in log.items()]]
 
 
 NOT_RUN = "not run yet"
@@ -119,8 +120,12 @@ def _table_rows(lines: list[str]) -> dict[str, list[str]]:
 
 class Stages:
     """Runs `webworld` commands once each, logging command and wall time to stages.json; a
-    stage whose output is there and which is logged is skipped, one cut short is run again
-    (the long ones resume from their checkpoints) and its wall time added up."""
+    stage whose output is there and which is logged as ended is skipped, one cut short is run
+    again (the long ones resume from their checkpoints) and its wall time added up. While a
+    stage runs its wall is logged every :data:`HEARTBEAT_S` seconds, marked ``"ended":
+    false``, so the time of a segment killed with its session still counts."""
+
+    HEARTBEAT_S = 60.0
 
     def __init__(self, work: Path, env: dict[str, str] | None = None,
                  after: Callable[[], None] | None = None) -> None:
@@ -129,25 +134,37 @@ class Stages:
         self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
 
     def done(self, name: str, output: Path) -> bool:
-        return output.exists() and name in self.log
+        return output.exists() and self.log.get(name, {}).get("ended", name in self.log)
 
     def run(self, name: str, args: list[str], done: Path) -> None:
         if self.done(name, done):
             return
         print(f"== {name}: webworld {' '.join(args)}", flush=True)
         started = time.perf_counter()
+        earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
         env = {**os.environ, **self.env} if self.env else None
-        subprocess.run([sys.executable, "-c", "from webworld.cli.main import app; app()", *args],
-                       check=True, cwd=ROOT, env=env)
-        wall = time.perf_counter() - started
+        command = [sys.executable, "-c", "from webworld.cli.main import app; app()", *args]
+        with subprocess.Popen(command, cwd=ROOT, env=env) as process:
+            while True:
+                try:
+                    code = process.wait(timeout=self.HEARTBEAT_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    self._log(name, args, earlier + time.perf_counter() - started, ended=False)
+        wall = earlier + time.perf_counter() - started
+        self._log(name, args, wall, ended=code == 0)
+        if code != 0:
+            raise subprocess.CalledProcessError(code, command)
+        if self.after:
+            self.after()
+
+    def _log(self, name: str, args: list[str], wall: float, *, ended: bool) -> None:
         # read again: another run of the script (a stage started beside this one) may have
         # logged since
         self.log = json.loads(self.log_path.read_text()) if self.log_path.is_file() else {}
-        earlier = self.log.get(name, {}).get("wall", 0.0)  # a resumed stage adds its time
-        self.log[name] = {"command": "webworld " + " ".join(args), "wall": earlier + wall}
+        self.log[name] = {"command": "webworld " + " ".join(args), "wall": wall,
+                          **({} if ended else {"ended": False})}
         atomic_write_json(self.log_path, self.log)
-        if self.after:
-            self.after()
 
 
 def keep_record(work: Path, record: Path, patterns: tuple[str, ...]) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from experiments.stages import Stages, keep_record, write_keeping_reading
 
 PATTERNS = ("stages.json", "eval/*.jsonl", "*/sft_summary.json", "rl-*/metrics.jsonl")
@@ -113,3 +115,37 @@ def test_a_page_written_again_keeps_the_stages_of_an_earlier_run(tmp_path: Path)
     assert earlier_stages(doc, stages) == [  # this record's own stages are its own rows
         "| SFT (earlier run) | 3565 | `webworld train sft` |",
         "| eval old (earlier run) | 59 | `webworld eval` |"]  # marked once
+
+
+def test_a_stage_cut_short_keeps_its_time_and_runs_again(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from experiments.stages import stage_rows
+
+    logged: list[tuple[float, bool]] = []
+    write = Stages._log
+
+    def spy(self: Stages, name: str, args: list[str], wall: float, *, ended: bool) -> None:
+        logged.append((wall, ended))
+        write(self, name, args, wall, ended=ended)
+    monkeypatch.setattr(Stages, "_log", spy)
+    output = tmp_path / "out.json"
+    output.write_text("{}")  # output left by the cut run: not enough to skip the stage
+    stages = Stages(tmp_path)
+    stages.HEARTBEAT_S = 0.05  # a CLI start takes longer: the heartbeat logs while it runs
+    with pytest.raises(subprocess.CalledProcessError):
+        stages.run("validate", ["validate", str(tmp_path / "missing.json")], output)
+    assert logged[0][1] is False and logged[-1][1] is False, logged
+    entry = json.loads((tmp_path / "stages.json").read_text())["validate"]
+    cut_wall = logged[-1][0]
+    assert entry["ended"] is False and entry["wall"] == cut_wall > 0
+    assert not Stages(tmp_path).done("validate", output)
+    assert "| validate (cut short) |" in "\n".join(stage_rows({"validate": entry}))
+    before = len(logged)
+    stages.run("validate", ["--help"], output)  # the rerun ends: its time adds to the cut one's
+    beats = logged[before:-1]
+    assert beats and not any(ended for _, ended in beats) and logged[-1][1] is True, logged
+    entry = json.loads((tmp_path / "stages.json").read_text())["validate"]
+    assert "ended" not in entry and entry["wall"] > cut_wall
+    assert Stages(tmp_path).done("validate", output)
