@@ -487,7 +487,8 @@ def seed_interval(values: list[float]) -> str:
 
 def training_rows(work: Path, seeds: list[int]) -> list[str]:
     """Whole-task success on training worlds (fast env, greedy): each SFT run scored there
-    (RL's start among them), then RL per reward."""
+    (RL's start among them), then RL per reward, each seed with the episodes it won and lost
+    against RL's start (the same episodes: a paired sign test)."""
     from webworld.eval.results import Rate, read_results
 
     start = rl_start(work)
@@ -501,13 +502,14 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
                         + " |" * len(seeds))
         elif run == start:
             rows.append(f"| {sft_label(run)} | not run yet |" + " |" * len(seeds))
+    baseline = read_results(work / "eval" / f"train-{start}.jsonl")
     for reward in REWARDS:
         shown, values = [], []
         for seed in seeds:
             records = read_results(work / "eval" / f"train-rl-{reward}-s{seed}.jsonl")
             if records:
                 rate = Rate(reward, len(records), sum(r["success"] for r in records))
-                shown.append(f"{rate.shown()} of {rate.episodes}")
+                shown.append(f"{rate.shown()} of {rate.episodes}{paired(baseline, records)}")
                 values.append(rate.rate)
             else:
                 shown.append("not run yet")
@@ -519,6 +521,16 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
         rows.append(f"| after SFT + RL (progress reward, live env) | {rate.shown()} of "
                     f"{rate.episodes} |" + " |" * len(seeds))
     return rows
+
+
+def paired(baseline: list[dict], records: list[dict]) -> str:
+    """A cell's paired view against RL's start on the same episodes: won, lost, sign test."""
+    from webworld.eval.results import compare
+
+    if not {r["key"] for r in baseline} & {r["key"] for r in records}:
+        return ""
+    overall = compare(baseline, records)[0]
+    return f"; won {overall.won}, lost {overall.lost} (p = {overall.sign_test:.2g})"
 
 
 def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "unfinished"
@@ -682,7 +694,9 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
                                 (("", ""), (", grounded by name", "-grounded")))]), "",
         "## Training worlds, whole tasks", "",
         "Ten worlds of the training split, every task instance once, greedy, fast env (RL "
-        "practises these worlds' tasks):", "",
+        "practises these worlds' tasks). Won and lost: the episodes an RL policy alone and RL's "
+        "start alone solved, with the two-sided sign test of that split (`webworld eval "
+        "compare` gives the same):", "",
         *training_rows(work, args.seeds), "",
         "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
         *curves, "",

@@ -18,6 +18,7 @@ from webworld.eval.results import (
     newcombe,
     rates,
     read_results,
+    sign_test,
     wilson,
 )
 
@@ -90,9 +91,19 @@ def test_rates_and_compare_on_shared_episodes() -> None:
     assert overall.group == "all" and overall.b.episodes == 10  # only-b is not compared
     d, lo, hi = overall.difference
     assert d == pytest.approx(0.7) and lo > 0
+    # paired: b alone solved k2..k8, a alone none; p = 2 / 2**7
+    assert (overall.won, overall.lost, overall.sign_test) == (7, 0, pytest.approx(2 / 128))
+    flipped = compare(b, a)[0]
+    assert (flipped.won, flipped.lost, flipped.sign_test) == (0, 7, pytest.approx(2 / 128))
     with pytest.raises(UsageError, match="share no episode"):
         compare(a, [_record("x", True)])
     assert json.loads(json.dumps(a[0]))["key"] == "k0"
+
+
+def test_the_sign_test_is_the_exact_two_sided_binomial() -> None:
+    assert sign_test(0, 0) == 1.0 and sign_test(3, 3) == 1.0
+    assert sign_test(5, 1) == pytest.approx(2 * 7 / 64)  # 2 * P(X <= 1), X ~ B(6, 1/2)
+    assert sign_test(1, 5) == sign_test(5, 1)
 
 
 def test_one_run_writes_a_results_file_at_a_time(tmp_path: Path) -> None:

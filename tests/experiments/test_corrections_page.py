@@ -12,7 +12,8 @@ from experiments.corrections import episodes, write_page
 def results(path: Path, successes: list[bool], kind: str = "") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps({
-        "task": f"w/t{i}", "episode": 0, "success": ok, "kind": kind, "actions": [],
+        "task": f"w/t{i}", "episode": 0, "key": f"suite/w/t{i}#0", "suite": "suite", "world": "w",
+        "archetype": "shop", "steps": 3, "time_s": 1.0, "success": ok, "kind": kind, "actions": [],
         "failure": "" if ok else "step limit", "reward": float(ok)}) + "\n"
         for i, ok in enumerate(successes)))
 

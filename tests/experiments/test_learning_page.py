@@ -20,6 +20,8 @@ def test_training_rows_show_every_scored_sft_run_and_rl_start(tmp_path: Path) ->
     assert "| after SFT, ids relabelled | 50.0%" in rows  # an earlier start keeps its row
     assert "| after SFT, ids shuffled | 75.0%" in rows
     assert "| after SFT + RL (progress reward) | 50.0%" in rows and "| not run yet |" in rows
+    # paired against RL's start (ids shuffled), not the earlier start: t2 lost, none won
+    assert "of 4; won 0, lost 1 (p = 1) |" in rows, rows
 
 
 def test_a_run_not_scored_is_shown_only_when_rl_starts_from_it(tmp_path: Path) -> None:

@@ -195,20 +195,24 @@ def compare_cmd(
     a: Path = typer.Argument(..., help="Results of the first run (the baseline)."),
     b: Path = typer.Argument(..., help="Results of the second run."),
 ) -> None:
-    """B minus A: success-rate differences with 95% intervals, on the episodes both ran."""
+    """B minus A: success-rate differences with 95% intervals, on the episodes both ran, and
+    the paired view of them: episodes each run alone solved, with a sign test."""
     from webworld.eval.results import compare
 
     runs = _read_runs(a, b)
     name_a, name_b = runs[0][0]["policy"], runs[1][0]["policy"]
     table = Table("group", "episodes", f"A: {name_a}", f"B: {name_b}", "B - A [95% CI]",
+                  "B won / lost", "sign test p",
                   title=f"webworld eval compare: {b.name} - {a.name}")
     for c in compare(*runs):
         d, lo, hi = c.difference
         flag = " *" if lo > 0 or hi < 0 else ""
         table.add_row(c.group, str(c.a.episodes), c.a.shown(), c.b.shown(),
-                      f"{100 * d:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{flag}")
+                      f"{100 * d:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{flag}",
+                      f"{c.won} / {c.lost}", f"{c.sign_test:.3g}")
     out.print(table)
-    out.print("* the interval excludes 0")
+    out.print("* the interval excludes 0. Won / lost: episodes (the same key) only B / only A "
+              "solved; the sign test asks whether that split is chance.")
 
 
 @eval_app.command("diverge")

@@ -169,10 +169,26 @@ class Comparison:
     group: str
     a: Rate
     b: Rate
+    won: int = 0   # episodes B solved and A did not (the same key: the same task and seed)
+    lost: int = 0  # episodes A solved and B did not
 
     @property
     def difference(self) -> tuple[float, float, float]:
         return newcombe((self.a.successes, self.a.episodes), (self.b.successes, self.b.episodes))
+
+    @property
+    def sign_test(self) -> float:
+        """The paired view of the same episodes: the two-sided exact sign test of won
+        against lost. Where two runs play the same episodes (greedy, same seeds) it finds a
+        difference the two intervals, each wide on its own, can still overlap on."""
+        return sign_test(self.won, self.lost)
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Two-sided exact binomial test of ``won`` against ``lost`` at even odds."""
+    n = won + lost
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
 
 
 def compare(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Comparison]:
@@ -183,10 +199,15 @@ def compare(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Comparison
                          "seeds or episode counts?)")
     a = [r for r in a if r["key"] in keys]
     b = [r for r in b if r["key"] in keys]
+    solved_a = {r["key"]: bool(r["success"]) for r in a}
     out = []
     for key in (lambda r: "all", lambda r: r["suite"], group_of):
         ra = {x.group: x for x in rates(a, key)}
         rb = {x.group: x for x in rates(b, key)}
-        out += [Comparison(g, ra[g], rb[g]) for g in ra if g in rb]
+        split: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group: [won, lost]
+        for r in b:
+            if bool(r["success"]) != solved_a[r["key"]]:
+                split[key(r)][0 if r["success"] else 1] += 1
+        out += [Comparison(g, ra[g], rb[g], *split[g]) for g in ra if g in rb]
     seen: set[str] = set()
     return [c for c in out if not (c.group in seen or seen.add(c.group))]  # type: ignore[func-returns-value]
