@@ -131,7 +131,7 @@ def test_the_learning_runs_go_through_in_smoke_mode(kit: Path, tmp_path: Path) -
     assert "Highest learning rate the RL runs stepped at: 0.00015 " in text
     for row in ("| SmolLM2 zero shot |", "| after SFT, ids relabelled |",
                 "| after SFT + RL, success reward (seed 2) |", "| after SFT + RL (progress reward) |",
-                "progress reward (2 seeds, 2 batches)"):
+                "progress reward (2 seeds, 2 batches, "):
         assert row in text, row
 
 
