@@ -567,7 +567,8 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "unfin
         axes[1].plot(range(1, length + 1), level, marker="o", label=label)
         still = f", {going} {unfinished}" if going else ""
         seeds_run = f"{len(runs)} seed{'s' if len(runs) > 1 else ''}"
-        # summed over the sessions a run spanned (a stage's wall is its last segment's)
+        # the learning itself, summed over every session a run spanned (start-up and
+        # checkpoint writes left out; the stage table's wall has them)
         hours = sum(b.get("time_rollout", 0) + b.get("time_learn", 0) for r in runs for b in r)
         lines.append(f"- {label} ({seeds_run}{still}, {length} batches, {hours / 3600:.1f} h of "
                      "sampling and learning): rollout success "
