@@ -15,7 +15,7 @@ every augmentation that trains reading what a held-out turn must copy (`READING_
 misses recall a training site instead (the menu item `Recreation` written “Rerennsics”, a
 training persona's password typed for the task's). Writes docs/learning_detours.md.
 
-    .venv/bin/python experiments/detours.py   # after learning.py and widget_thoughts.py
+    .venv/bin/python experiments/detours.py   # after learning.py's build (it exports again)
 
 Each stage resumes (a rerun skips what is done); the record (no weights) is kept in
 experiments/results/detours/.
@@ -123,10 +123,15 @@ def main() -> None:
     parser = record_parser(WORK, RECORD, DOC)
     args = parser.parse_args()
     if not args.table_only:
-        old = widget_thoughts.WORK / "data"
-        require((WORLDS, old), "experiments/learning.py and experiments/widget_thoughts.py")
+        require((WORLDS,), "experiments/learning.py")
+        # widget_thoughts.py's export (made again where its folder is gone: 2 minutes)
+        old = widget_thoughts.export(Stages(widget_thoughts.WORK), widget_thoughts.WORK)
         args.work.mkdir(parents=True, exist_ok=True)
         stages = Stages(args.work, after=lambda: keep_record(args.work, args.record, RECORDED))
+        for run in (RUN, READING_RUN):  # a run played and recorded is not trained again
+            stages.restore(args.record, {f"sft {run}": Path(run) / "sft_summary.json", **{
+                f"eval heldout-{name}": Path("eval") / f"heldout-{name}.jsonl"
+                for name in (run, f"{run}-grounded")}})
         data = widget_thoughts.export(stages, args.work)
         same_chats(old, data)
         count_detours(WORLDS, data, args.work / "detours.json")

@@ -21,6 +21,7 @@ experiments/results/learning``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -77,7 +78,6 @@ def turn_parts(chat: list[dict[str, str]]) -> dict[str, str]:
 def token_histogram(data: Path, specs: Path, trajectories: Path, doc: Path, plot: Path) -> None:
     """How many tokens each part of a turn takes (SmolLM2's tokenizer), and which widgets the
     training steps act on: docs/learning_tokens.md and its histogram."""
-    import json
     from collections import Counter
 
     import matplotlib
@@ -167,7 +167,6 @@ def sft_label(run: str) -> str:
 def best_sft(work: Path) -> str:
     """The SFT run RL starts from: the better per-turn accuracy on validation worlds (decided
     on validation turns, never on the held-out suite)."""
-    import json
 
     def correct(name: str) -> int:
         path = work / "eval" / f"turns-{name}.json"
@@ -214,7 +213,6 @@ def rl_worlds(train_worlds: str) -> list[str]:
 
 def training_subset(worlds: Path, data: Path, target: Path, count: int) -> Path:
     """A folder of ``count`` training-split worlds (links), for whole-task evals that fit."""
-    import json
 
     split = json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"]
     for part in ("sites", "trajectories"):
@@ -233,8 +231,28 @@ class Evals:
         self.stages, self.work, self.quick = stages, work, quick
         (work / "eval").mkdir(exist_ok=True)
 
-    def run(self, name: str, suite: str, policy: str, *extra: str) -> Path:
+    def done(self, name: str) -> bool:
+        return self.stages.done(f"eval {name}", self.work / "eval" / f"{name}.done")
+
+    def restore(self, record: Path) -> list[str]:
+        """Take the record's finished evals this run folder lacks (:meth:`Stages.restore`), so
+        neither they nor the training of their policies run again. Returns their names."""
+        restored = []
+        for source in sorted((record / "eval").glob("*.json*")):
+            name = source.name.rsplit(".", 1)[0]
+            if self.stages.restore(record, {f"eval {name}": source.relative_to(record)}):
+                if source.suffix == ".jsonl":
+                    (self.work / "eval" / f"{name}.done").touch()
+                restored.append(name)
+        return restored
+
+    def run(self, name: str, suite: str, policy: str, *extra: str,
+            before: Callable[[], None] | None = None) -> Path:
+        """Score ``policy`` unless done; ``before`` makes the policy first (an RL run trained
+        only when one of its evals is still to run)."""
         out = self.work / "eval" / f"{name}.jsonl"
+        if before is not None and not self.done(name):
+            before()
         n = ["-n", "1"] if suite != "miniwob" or self.quick else ["-n", "3", "--max-steps", "10"]
         suite_args = ["--suite", suite]
         if suite == "heldout":
@@ -294,6 +312,19 @@ class SftRuns:
                            "--ground-names")
 
 
+def held_out_seed(work: Path, seeds: list[int]) -> int:
+    """The RL seed whose policies are scored on the held-out suite and MiniWoB++: the one
+    scored there already, else the first whose two runs have their models (a record made
+    again on a new machine trains no run only for this), else the first."""
+    for seed in seeds:
+        if any((work / "eval" / f"heldout-rl-{r}-s{seed}.jsonl").is_file() for r in REWARDS):
+            return seed
+    for seed in seeds:
+        if all((work / f"rl-{r}-s{seed}" / "model" / "config.json").is_file() for r in REWARDS):
+            return seed
+    return seeds[0]
+
+
 def zero_shot_mode(policy: str) -> list[str]:
     """The untrained model reads compact pages too (a trained one remembers its mode)."""
     return ["--observation", "compact"] if policy == "hf:smollm2" else []
@@ -330,6 +361,9 @@ def main() -> None:
     if args.until == "build":
         return
     evals = Evals(stages, work, args.quick)
+    if not args.quick:
+        for name in evals.restore(RECORD):
+            print(f"eval {name}: restored from {rel(RECORD)}")
     sft_run = SftRuns(stages, evals, work, data, args.quick)
     for name in SFT_BEFORE_RL:
         sft_run.train(name)
@@ -340,44 +374,47 @@ def main() -> None:
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
     evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
 
-    def rl(seed: int) -> None:
-        """RL from the SFT start with each reward, then each RL policy on the training worlds."""
-        for reward in REWARDS:
-            run = work / f"rl-{reward}-s{seed}"
-            flags = rl_flags(args.quick) + ["--reward", reward, "--seed", str(seed)]
-            resume = ["--resume"] if (run / "checkpoints").is_dir() else []
-            stages.run(f"RL {reward} seed {seed}", [
-                "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
-                "--out", rel(run), *flags, *resume], run / "model" / "config.json")
-            evals.run(f"train-rl-{reward}-s{seed}", rel(train_worlds),
-                      f"hf:{rel(run / 'model')}", "--fast")
+    def train_rl(run: Path, reward: str, seed: int) -> None:
+        stages.run(f"RL {reward} seed {seed}", [
+            "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
+            "--out", rel(run), *rl_flags(args.quick), "--reward", reward, "--seed", str(seed),
+            *(["--resume"] if (run / "checkpoints").is_dir() else [])],
+            run / "model" / "config.json")
 
-    rl(args.seeds[0])  # what the page lacks longest comes first: then the baselines
-    evals.turns("zero-shot", data / "sft" / "validation.jsonl", "hf:smollm2")
-    for policy in ("random", "oracle"):
-        evals.run(f"heldout-{policy}", "heldout", policy)
-    for name in SFT_BEFORE_RL:
-        sft_run.ask(name)
-        sft_run.held_out(name, grounded=True)
-    for reward in REWARDS:  # whether RL kept held-out success, before more seeds
-        rl_policy = f"hf:{rel(work / f'rl-{reward}-s{args.seeds[0]}' / 'model')}"
-        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}", "heldout", rl_policy, "--fast")
-        evals.run(f"heldout-rl-{reward}-s{args.seeds[0]}-grounded", "heldout", rl_policy,
-                  "--fast", "--ground-names")
-    for seed in args.seeds[1:]:
-        rl(seed)
+    def rl_eval(name: str, suite: str, reward: str, seed: int, *extra: str) -> None:
+        """An eval of RL run (reward, seed), the run trained first if it has to be."""
+        run = work / f"rl-{reward}-s{seed}"
+        evals.run(name, suite, f"hf:{rel(run / 'model')}", *extra,
+                  before=lambda: train_rl(run, reward, seed))
+
+    for seed in args.seeds:  # RL from the SFT start with each reward, scored where it practised
+        for reward in REWARDS:
+            rl_eval(f"train-rl-{reward}-s{seed}", rel(train_worlds), reward, seed, "--fast")
+        if seed == args.seeds[0]:  # then the baselines, before more seeds
+            evals.turns("zero-shot", data / "sft" / "validation.jsonl", "hf:smollm2")
+            for policy in ("random", "oracle"):
+                evals.run(f"heldout-{policy}", "heldout", policy)
+            for name in SFT_BEFORE_RL:
+                sft_run.ask(name)
+                sft_run.held_out(name, grounded=True)
+    held = held_out_seed(work, args.seeds)
+    for reward in REWARDS:  # whether RL kept held-out success
+        rl_eval(f"heldout-rl-{reward}-s{held}", "heldout", reward, held, "--fast")
+        rl_eval(f"heldout-rl-{reward}-s{held}-grounded", "heldout", reward, held, "--fast",
+                "--ground-names")
     live = work / "rl-progress-live"
-    stages.run("RL progress, live env", [
-        "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), "--env", "live",
-        "--out", rel(live), *rl_flags(args.quick), "--reward", "progress", "--seed", "0",
-        *(["--resume"] if (live / "checkpoints").is_dir() else [])], live / "model" / "config.json")
-    evals.run("train-rl-progress-live", rel(train_worlds), f"hf:{rel(live / 'model')}", "--fast")
+    evals.run("train-rl-progress-live", rel(train_worlds), f"hf:{rel(live / 'model')}", "--fast",
+              before=lambda: stages.run("RL progress, live env", [
+                  "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
+                  "--env", "live", "--out", rel(live), *rl_flags(args.quick), "--reward",
+                  "progress", "--seed", "0",
+                  *(["--resume"] if (live / "checkpoints").is_dir() else [])],
+                  live / "model" / "config.json"))
     if args.until == "rl":
         return write_doc(args, work, stages)
-    best = f"hf:{rel(work / f'rl-progress-s{args.seeds[0]}' / 'model')}"
-    for name, policy in (("random", "random"), (sft.name, sft_policy),
-                         ("rl-progress", best), ("zero-shot", "hf:smollm2")):
+    for name, policy in (("random", "random"), (sft.name, sft_policy), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
+    rl_eval("miniwob-rl-progress", "miniwob", "progress", held)
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
     if args.until == "miniwob":
         return write_doc(args, work, stages)
@@ -460,7 +497,6 @@ def turn_rows(work: Path) -> list[str]:
 def turn_row(first: list[str], path: Path) -> str:
     """A row of `webworld eval turns`'s scores in ``path`` after the cells ``first``: turns,
     answered as recorded with its interval, well-formed, and each kind's share."""
-    import json
 
     from webworld.eval.results import Rate
     from webworld.eval.turns import KINDS
@@ -537,7 +573,6 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "unfin
               ) -> list[str]:
     """Rollout success per batch, mean over seeds, success-only against progress rewards;
     ``unfinished`` says what a run without its final model is."""
-    import json
 
     import matplotlib
 
@@ -591,7 +626,6 @@ def rl_curves(work: Path, seeds: list[int], plot: Path, unfinished: str = "unfin
 def finished(run: Path, batches: list[dict]) -> bool:
     """Whether an RL run did all its batches: its model is there, or (in the record, which
     keeps no weights) its metrics have as many batches as its config asked."""
-    import json
 
     if (run / "model" / "config.json").is_file():
         return True
@@ -601,7 +635,6 @@ def finished(run: Path, batches: list[dict]) -> bool:
 
 def sft_lines(work: Path) -> list[str]:
     """One line per SFT run: its steps, settings and losses."""
-    import json
 
     lines = []
     for run, label in zip(SFT_RUNS, map(sft_label, SFT_RUNS), strict=True):
@@ -657,7 +690,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
     from stages import write_keeping_reading
 
     doc = DOCS / ("learning.md" if not args.quick else "learning-quick.md")
-    s0 = args.seeds[0]
+    s0 = held_out_seed(work, args.seeds)  # the RL seed scored on held-out and MiniWoB++
     curves = rl_curves(work, args.seeds, doc.with_name(doc.stem + "_curves.png"))
     lines = [
         "# SmolLM2-135M trained on webworld's worlds", "",

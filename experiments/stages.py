@@ -136,6 +136,25 @@ class Stages:
     def done(self, name: str, output: Path) -> bool:
         return output.exists() and self.log.get(name, {}).get("ended", name in self.log)
 
+    def restore(self, record: Path, outputs: dict[str, Path]) -> bool:
+        """Take from ``record`` (a copy of this folder's results, :func:`keep_record`) the
+        stages ``outputs`` names, each with its output file (a path under both folders), all
+        or none: each must be logged there as ended, have its file there, and not be logged
+        here. A run folder made again on a new machine lost its weights, not its scores: a
+        stage taken back is not run again, nor the training only it needed."""
+        logged = json.loads((record / "stages.json").read_text()) \
+            if (record / "stages.json").is_file() else {}
+        if not outputs or any(
+                name in self.log or not logged.get(name, {}).get("ended", name in logged)
+                or not (record / path).is_file() for name, path in outputs.items()):
+            return False
+        for name, path in outputs.items():
+            (self.work / path).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.work / path, (record / path).read_bytes())
+            self.log[name] = logged[name]
+        atomic_write_json(self.log_path, self.log)
+        return True
+
     def run(self, name: str, args: list[str], done: Path) -> None:
         if self.done(name, done):
             return

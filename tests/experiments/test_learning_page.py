@@ -76,3 +76,54 @@ def test_a_recorded_run_with_all_its_batches_is_finished_without_its_weights(tmp
         metrics.write(json.dumps({"success_rate": 1.0, "from_goal": 2}) + "\n")
     lines = "\n".join(rl_curves(tmp_path, [0, 1], tmp_path / "curves.png"))
     assert "- progress reward (2 seeds, 3 batches, 2.5 h of" in lines, lines
+
+
+def test_a_run_folder_made_again_takes_the_records_finished_evals(tmp_path: Path) -> None:
+    """On a new machine the record's scores come back, each with its stage, so neither the
+    eval nor the training of its policy runs again; a cut-short or already-run eval does not."""
+    import json
+
+    from experiments.learning import Evals, Stages
+
+    record, work = tmp_path / "record", tmp_path / "work"
+    results(record / "eval" / "train-rl-success-s0.jsonl", [True, False])
+    results(record / "eval" / "heldout-rl-success-s0.jsonl", [True])  # cut short
+    results(record / "eval" / "train-sft.jsonl", [True])
+    (record / "eval" / "turns-zero-shot.json").write_text('{"correct": 2}')
+    ended = {"command": "webworld eval", "wall": 5.0}
+    (record / "stages.json").write_text(json.dumps({
+        "build easy": ended, "eval train-rl-success-s0": ended, "eval turns-zero-shot": ended,
+        "eval heldout-rl-success-s0": {**ended, "ended": False}, "eval train-sft": ended}))
+    results(work / "eval" / "train-sft.jsonl", [False, False])  # this folder's own, kept
+    (work / "stages.json").write_text(json.dumps({"eval train-sft": {"command": "x", "wall": 1}}))
+    evals = Evals(Stages(work), work, quick=False)
+
+    assert evals.restore(record) == ["train-rl-success-s0", "turns-zero-shot"]
+    assert evals.done("train-rl-success-s0") and not evals.done("heldout-rl-success-s0")
+    log = json.loads((work / "stages.json").read_text())
+    assert set(log) == {"eval train-rl-success-s0", "eval turns-zero-shot", "eval train-sft"}
+    assert log["eval train-sft"]["wall"] == 1
+    assert (work / "eval" / "turns-zero-shot.json").read_text() == '{"correct": 2}'
+    assert '"success": false' in (work / "eval" / "train-sft.jsonl").read_text()
+
+    class Trained(Exception):
+        pass
+
+    def train() -> None:
+        raise Trained  # stands for `webworld train rl`: the policy would be made here
+
+    evals.run("train-rl-success-s0", "suite", "hf:rl", before=train)  # done: nothing trained
+    with pytest.raises(Trained):
+        evals.run("heldout-rl-success-s0", "heldout", "hf:rl", before=train)
+
+
+def test_held_out_rl_rows_follow_the_seed_scored_or_trained(tmp_path: Path) -> None:
+    from experiments.learning import held_out_seed
+
+    assert held_out_seed(tmp_path, [0, 1, 2]) == 0
+    for reward in ("success", "progress"):
+        (tmp_path / f"rl-{reward}-s1" / "model").mkdir(parents=True)
+        (tmp_path / f"rl-{reward}-s1" / "model" / "config.json").write_text("{}")
+    assert held_out_seed(tmp_path, [0, 1, 2]) == 1
+    results(tmp_path / "eval" / "heldout-rl-progress-s2.jsonl", [True])
+    assert held_out_seed(tmp_path, [0, 1, 2]) == 2

@@ -149,3 +149,25 @@ def test_a_stage_cut_short_keeps_its_time_and_runs_again(tmp_path: Path,
     entry = json.loads((tmp_path / "stages.json").read_text())["validate"]
     assert "ended" not in entry and entry["wall"] > cut_wall
     assert Stages(tmp_path).done("validate", output)
+
+
+def test_a_folder_made_again_takes_back_a_recorded_run_whole_or_not_at_all(tmp_path: Path
+                                                                          ) -> None:
+    """An SFT run and its evals come back from the record together (so it is not trained
+    again only to be played), never the SFT alone: its plays would then have no model."""
+    record, work = tmp_path / "record", tmp_path / "work"
+    run_folder(record)
+    ended = {"command": "webworld x", "wall": 7.0}
+    (record / "stages.json").write_text(json.dumps({"sft": ended, "eval heldout-sft": ended,
+                                                    "eval cut": {**ended, "ended": False}}))
+    stages = Stages(work)
+    run = {"sft": Path("sft/sft_summary.json"), "eval heldout-sft": Path("eval/heldout-sft.jsonl")}
+    assert not stages.restore(record, {**run, "eval missing": Path("eval/missing.jsonl")})
+    assert not stages.restore(record, {"eval cut": Path("eval/heldout-sft.jsonl")})
+    assert not (work / "eval").exists() and stages.log == {}
+    assert stages.restore(record, run)
+    assert stages.done("sft", work / "sft" / "sft_summary.json")
+    assert stages.done("eval heldout-sft", work / "eval" / "heldout-sft.jsonl")
+    assert not (work / "sft" / "model").exists()  # scores, never weights
+    assert json.loads((work / "stages.json").read_text())["sft"]["wall"] == 7.0
+    assert not Stages(work).restore(record, run)  # logged here already: this folder's own
