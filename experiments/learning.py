@@ -213,7 +213,6 @@ def rl_worlds(train_worlds: str) -> list[str]:
 
 def training_subset(worlds: Path, data: Path, target: Path, count: int) -> Path:
     """A folder of ``count`` training-split worlds (links), for whole-task evals that fit."""
-
     split = json.loads((data / "manifest.json").read_text())["splits"]["train"]["worlds"]
     for part in ("sites", "trajectories"):
         (target / part).mkdir(parents=True, exist_ok=True)
