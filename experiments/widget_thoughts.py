@@ -79,13 +79,14 @@ def changed_chats(old: Path, new: Path, out: Path) -> dict[str, int]:
 def train_and_play(stages: Stages, work: Path, data: Path, run: str, *extra: str,
                    turns: bool = True) -> None:
     """SFT ``run`` (learning.py's shuffled recipe plus ``extra`` flags) on ``data``, then its
-    held-out episodes (and with ``turns`` held-out turns), as is and grounded by name."""
+    held-out episodes (and with ``turns`` held-out turns), grounded by name (the row the
+    targets read, first: a session may end between the two) and as is."""
     out = work / run
     stages.run(f"sft {run}", ["train", "sft", "--data", rel(data), "--model", "smollm2", "--out",
                               rel(out), "--shuffle-ids", "--precision", "bf16", *extra],
                out / "sft_summary.json")
     model = out / "model"
-    for name, flags in ((run, []), (f"{run}-grounded", ["--ground-names"])):
+    for name, flags in ((f"{run}-grounded", ["--ground-names"]), (run, [])):
         if turns:
             name_finding.ask_turns(stages, work / "eval" / f"turns-heldout-{name}.json",
                                    name_finding.HELDOUT_TURNS, model, flags)
