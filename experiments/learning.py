@@ -373,9 +373,9 @@ def main() -> None:
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
     evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
 
-    def train_rl(run: Path, reward: str, seed: int) -> None:
-        stages.run(f"RL {reward} seed {seed}", [
-            "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
+    def train_rl(run: Path, reward: str, seed: int, stage: str = "", *env: str) -> None:
+        stages.run(stage or f"RL {reward} seed {seed}", [
+            "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), *env,
             "--out", rel(run), *rl_flags(args.quick), "--reward", reward, "--seed", str(seed),
             *(["--resume"] if (run / "checkpoints").is_dir() else [])],
             run / "model" / "config.json")
@@ -403,12 +403,8 @@ def main() -> None:
                 "--ground-names")
     live = work / "rl-progress-live"
     evals.run("train-rl-progress-live", rel(train_worlds), f"hf:{rel(live / 'model')}", "--fast",
-              before=lambda: stages.run("RL progress, live env", [
-                  "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)),
-                  "--env", "live", "--out", rel(live), *rl_flags(args.quick), "--reward",
-                  "progress", "--seed", "0",
-                  *(["--resume"] if (live / "checkpoints").is_dir() else [])],
-                  live / "model" / "config.json"))
+              before=lambda: train_rl(live, "progress", 0, "RL progress, live env", "--env",
+                                      "live"))
     if args.until == "rl":
         return write_doc(args, work, stages)
     for name, policy in (("random", "random"), (sft.name, sft_policy), ("zero-shot", "hf:smollm2")):

@@ -107,7 +107,7 @@ def test_a_run_folder_made_again_takes_the_records_finished_evals(tmp_path: Path
     assert '"success": false' in (work / "eval" / "train-sft.jsonl").read_text()
 
     class Trained(Exception):
-        pass
+        """Raised where `webworld train rl` would make the policy."""
 
     def train() -> None:
         raise Trained  # stands for `webworld train rl`: the policy would be made here
