@@ -33,7 +33,7 @@ from stages import ROOT, Stages, keep_record, rel, stage_rows  # noqa: E402
 
 DOCS = ROOT / "docs"
 RECORD = ROOT / "experiments" / "results" / "learning"
-RECORDED = ("stages.json", "rl-start.txt", "eval/*.jsonl", "eval/*.json",
+RECORDED = ("stages.json", "rl-start.txt", "starts.json", "eval/*.jsonl", "eval/*.json",
             "*/sft_summary.json", "rl-*/metrics.jsonl", "rl-*/config.json")
 HELDOUT = ROOT / "runs" / "heldout"  # the held-out worlds, made once (the same bytes anywhere)
 TURNS_SAMPLE = 160  # recorded turns a per-turn eval asks (seeded), about 10 min on 2 cores
@@ -188,6 +188,56 @@ def rl_start(work: Path, *, record: bool = False) -> str:
     return name
 
 
+STARTS = "starts.json"  # each training of RL's start: its validation losses, its RL runs
+
+
+def start_suffix(work: Path, sft: Path, *runs: str) -> str:
+    """The suffix of the eval names of RL's start as trained in ``sft``: "" for its first
+    training, "-2", "-3" ... for later ones, told apart by their validation losses; the RL
+    ``runs`` are recorded as started from it (:data:`STARTS`). The same recipe and seed
+    trained again on another machine is not the same model (bf16 sums on other cores: the
+    start trained again on 2026-11-29 had a first-epoch validation loss of 0.194 against
+    0.199), so each RL run is compared with the start it came from."""
+    from webworld.fsio import atomic_write_json
+
+    losses = json.loads((sft / "sft_summary.json").read_text())["validation_losses"]
+    starts = recorded_starts(work)
+    at = next((i for i, s in enumerate(starts) if s["validation_losses"] == losses), None)
+    if at is None:
+        starts.append({"validation_losses": losses, "runs": []})
+        at = len(starts) - 1
+    for start in starts:  # a run trained again from another start belongs to that one alone
+        start["runs"] = [run for run in start["runs"] if run not in runs]
+    starts[at]["runs"] += runs
+    atomic_write_json(work / STARTS, starts)
+    return training_suffix(at)
+
+
+def recorded_starts(work: Path) -> list[dict]:
+    path = work / STARTS
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def training_suffix(index: int) -> str:
+    return "" if index == 0 else f"-{index + 1}"
+
+
+def started_from(work: Path, run: str) -> str | None:
+    """The eval-name suffix of the start RL run ``run`` came from; None when not recorded."""
+    return next((training_suffix(i) for i, start in enumerate(recorded_starts(work))
+                 if run in start["runs"]), None)
+
+
+def later_trainings(work: Path) -> list[str]:
+    """The eval-name suffixes of RL's start's trainings after the first."""
+    return [training_suffix(i) for i in range(1, len(recorded_starts(work)))]
+
+
+def start_label(run: str, suffix: str) -> str:
+    """A training of RL's start as a row names it: the later ones say which training."""
+    return sft_label(run) + (f" (training {suffix[1:]})" if suffix else "")
+
+
 def rl_flags(quick: bool) -> list[str]:
     """VESPO from the SFT policy: each episode starts one step before the goal of its verified
     path, the curriculum widening it as the batch's success passes 0.6, up to whole tasks.
@@ -302,13 +352,14 @@ class SftRuns:
         self.evals.turns(f"{name}-relabelled", validation, self.policy(name), "--relabel-ids")
         self.evals.turns(f"{name}-moved", validation, self.policy(name), "--move-choices")
 
-    def held_out(self, name: str, *, grounded: bool = False) -> None:
+    def held_out(self, name: str, *, grounded: bool = False, suffix: str = "") -> None:
         """The held-out episodes (fast env), and with ``grounded`` again with the replies
-        grounded by the names their thoughts quote (`--ground-names`)."""
-        self.evals.run(f"heldout-{name}", "heldout", self.policy(name), "--fast")
+        grounded by the names their thoughts quote (`--ground-names`); ``suffix`` names
+        which training of RL's start it is (:func:`start_suffix`)."""
+        self.evals.run(f"heldout-{name}{suffix}", "heldout", self.policy(name), "--fast")
         if grounded:
-            self.evals.run(f"heldout-{name}-grounded", "heldout", self.policy(name), "--fast",
-                           "--ground-names")
+            self.evals.run(f"heldout-{name}{suffix}-grounded", "heldout", self.policy(name),
+                           "--fast", "--ground-names")
 
 
 def held_out_seed(work: Path, seeds: list[int]) -> int:
@@ -363,6 +414,8 @@ def main() -> None:
     if not args.quick:
         for name in evals.restore(RECORD):
             print(f"eval {name}: restored from {rel(RECORD)}")
+        if not (work / STARTS).is_file() and (RECORD / STARTS).is_file():
+            (work / STARTS).write_bytes((RECORD / STARTS).read_bytes())
     sft_run = SftRuns(stages, evals, work, data, args.quick)
     for name in SFT_BEFORE_RL:
         sft_run.train(name)
@@ -370,10 +423,13 @@ def main() -> None:
         return
     sft = work / rl_start(work, record=True)
     sft_policy = f"hf:{rel(sft / 'model')}"
+    suffix = start_suffix(work, sft)  # which training of RL's start this folder holds
+    start = sft.name + suffix  # as its evals name it
     train_worlds = training_subset(worlds, data, work / "train-worlds", 2 if args.quick else 10)
-    evals.run(f"train-{sft.name}", rel(train_worlds), sft_policy, "--fast")
+    evals.run(f"train-{start}", rel(train_worlds), sft_policy, "--fast")
 
     def train_rl(run: Path, reward: str, seed: int, stage: str = "", *env: str) -> None:
+        start_suffix(work, sft, run.name)
         stages.run(stage or f"RL {reward} seed {seed}", [
             "train", "rl", "--model", rel(sft / "model"), *rl_worlds(rel(train_worlds)), *env,
             "--out", rel(run), *rl_flags(args.quick), "--reward", reward, "--seed", str(seed),
@@ -395,8 +451,8 @@ def main() -> None:
                 evals.run(f"heldout-{policy}", "heldout", policy)
             for name in SFT_BEFORE_RL:
                 sft_run.ask(name)
-                sft_run.held_out(name, grounded=True)
     held = held_out_seed(work, args.seeds)
+    sft_run.held_out(sft.name, grounded=True, suffix=suffix)  # RL's start, then RL's
     for reward in REWARDS:  # whether RL kept held-out success
         rl_eval(f"heldout-rl-{reward}-s{held}", "heldout", reward, held, "--fast")
         rl_eval(f"heldout-rl-{reward}-s{held}-grounded", "heldout", reward, held, "--fast",
@@ -407,7 +463,7 @@ def main() -> None:
                                       "live"))
     if args.until == "rl":
         return write_doc(args, work, stages)
-    for name, policy in (("random", "random"), (sft.name, sft_policy), ("zero-shot", "hf:smollm2")):
+    for name, policy in (("random", "random"), (start, sft_policy), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
     rl_eval("miniwob-rl-progress", "miniwob", "progress", held)
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
@@ -517,41 +573,74 @@ def seed_interval(values: list[float]) -> str:
 
 
 def training_rows(work: Path, seeds: list[int]) -> list[str]:
-    """Whole-task success on training worlds (fast env, greedy): each SFT run scored there
-    (RL's start among them), then RL per reward, each seed with the episodes it won and lost
-    against RL's start (the same episodes: a paired sign test)."""
+    """Whole-task success on training worlds (fast env, greedy): each SFT run scored there,
+    RL's start per seed (the training of it the seed's runs came from), then RL per reward,
+    each seed with the episodes it won and lost against its own start (the same episodes: a
+    paired sign test), and RL's gain over that start."""
     from webworld.eval.results import Rate, read_results
+
+    def rate(records: list[dict]) -> Rate:
+        return Rate("", len(records), sum(r["success"] for r in records))
 
     start = rl_start(work)
     rows = ["| policy | " + " | ".join(f"seed {s}" for s in seeds) +
             " | mean over seeds [95% t-interval] |", "|---|" + "---|" * (len(seeds) + 1)]
     for run in SFT_RUNS:
         sft = read_results(work / "eval" / f"train-{run}.jsonl")
-        if sft:
-            rate = Rate("sft", len(sft), sum(r["success"] for r in sft))
-            rows.append(f"| {sft_label(run)} | {rate.shown()} of {rate.episodes} |"
+        if sft and run != start:
+            rows.append(f"| {sft_label(run)} | {rate(sft).shown()} of {len(sft)} |"
                         + " |" * len(seeds))
-        elif run == start:
-            rows.append(f"| {sft_label(run)} | not run yet |" + " |" * len(seeds))
-    baseline = read_results(work / "eval" / f"train-{start}.jsonl")
+
+    def start_of(run: str) -> list[dict]:
+        return read_results(work / "eval" / f"train-{start}{started_from(work, run) or ''}.jsonl")
+
+    def seed_start(seed: int) -> str | None:
+        """The training of the start seed ``seed`` came from: recorded, or in a folder
+        without :data:`STARTS` (one training: a GPU lease's, or from before it) the first."""
+        for reward in REWARDS:
+            if (training := started_from(work, f"rl-{reward}-s{seed}")) is not None:
+                return training
+        return None if recorded_starts(work) else ""
+
+    shown, values = [], []
+    for seed in seeds:
+        training = seed_start(seed)
+        records = read_results(work / "eval" / f"train-{start}{training}.jsonl") \
+            if training is not None else []
+        shown.append(f"{rate(records).shown()} of {len(records)}"
+                     + (f" (training {training[1:]})" if training else "") if records else "-")
+        values += [rate(records).rate] if records else []
+    rows.append(f"| {sft_label(start)} (RL's start) | {' | '.join(shown)} | "
+                f"{seed_interval(values)} |")
     for reward in REWARDS:
-        shown, values = [], []
+        shown, values, gains, gain_cells = [], [], [], []
         for seed in seeds:
             records = read_results(work / "eval" / f"train-rl-{reward}-s{seed}.jsonl")
-            if records:
-                rate = Rate(reward, len(records), sum(r["success"] for r in records))
-                shown.append(f"{rate.shown()} of {rate.episodes}{paired(baseline, records)}")
-                values.append(rate.rate)
-            else:
-                shown.append("not run yet")
+            baseline = start_of(f"rl-{reward}-s{seed}")
+            shown.append(f"{rate(records).shown()} of {len(records)}{paired(baseline, records)}"
+                         if records else "not run yet")
+            values += [rate(records).rate] if records else []
+            gain = rate(records).rate - rate(baseline).rate if records and baseline else None
+            gains += [gain] if gain is not None else []
+            gain_cells.append(f"{100 * gain:+.1f}" if gain is not None else "-")
         rows.append(f"| after SFT + RL ({reward} reward) | {' | '.join(shown)} | "
                     f"{seed_interval(values)} |")
+        rows.append(f"| RL's gain over its start ({reward} reward), points | "
+                    f"{' | '.join(gain_cells)} | {gain_interval(gains)} |")
     live = read_results(work / "eval" / "train-rl-progress-live.jsonl")
     if live:  # learning.py's one run in Chromium, seed 0
-        rate = Rate("live", len(live), sum(r["success"] for r in live))
-        rows.append(f"| after SFT + RL (progress reward, live env) | {rate.shown()} of "
-                    f"{rate.episodes} |" + " |" * len(seeds))
+        rows.append(f"| after SFT + RL (progress reward, live env) | {rate(live).shown()} of "
+                    f"{len(live)}{paired(start_of('rl-progress-live'), live)} |"
+                    + " |" * len(seeds))
     return rows
+
+
+def gain_interval(gains: list[float]) -> str:
+    """Mean gain in points over seeds and its 95% t-interval (none from one seed)."""
+    if len(gains) < 2:
+        return "-"
+    mean, low, high = mean_interval(gains, rates=False)
+    return f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
 
 
 def paired(baseline: list[dict], records: list[dict]) -> str:
@@ -646,6 +735,14 @@ def sft_lines(work: Path) -> list[str]:
             f"epoch: {augmentations(settings)}, train "
             f"loss {sft.get('train_loss') or float('nan'):.3f}, validation loss per epoch "
             f"{', '.join(f'{v:.3f}' for v in sft['validation_losses']) or '-'}.")
+    trainings = [f"training {i + 1}: validation loss per epoch "
+                 f"{', '.join(f'{v:.3f}' for v in start['validation_losses'])}, RL runs "
+                 f"{', '.join(f'`{run}`' for run in start['runs']) or 'none yet'}"
+                 for i, start in enumerate(recorded_starts(work))]
+    if len(trainings) > 1:  # the summary above is the last training's
+        lines.append(f"- RL's start was trained {len(trainings)} times (the same recipe and "
+                     "seed on other machines: not the same model, so each RL run is compared "
+                     f"with its own, `{STARTS}`): " + "; ".join(trainings) + ".")
     return [f"SFT runs (same data, same budget; RL starts from `{rl_start(work)}`, the run "
             "trained before RL, `SFT_BEFORE_RL`):", "", *lines]
 
@@ -686,6 +783,11 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
 
     doc = DOCS / ("learning.md" if not args.quick else "learning-quick.md")
     s0 = held_out_seed(work, args.seeds)  # the RL seed scored on held-out and MiniWoB++
+    start = rl_start(work)
+
+    def seed_from(reward: str) -> str:
+        training = started_from(work, f"rl-{reward}-s{s0}")
+        return f"seed {s0}" + (f", from training {training[1:]}" if training else "")
     curves = rl_curves(work, args.seeds, doc.with_name(doc.stem + "_curves.png"))
     lines = [
         "# SmolLM2-135M trained on webworld's worlds", "",
@@ -717,7 +819,11 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
                               *((f"{sft_label(run)}, grounded by name{rule}",
                                  f"heldout-{run}-grounded{suffix}") for run in SFT_BEFORE_RL
                                 for rule, suffix in ((", first rule", "-first-rule"), ("", ""))),
-                              *((f"after SFT + RL, {reward} reward (seed {s0}){grounded}",
+                              *((f"{start_label(start, training)}{grounded}",
+                                 f"heldout-{start}{training}{suffix}")
+                                for training in later_trainings(work)
+                                for grounded, suffix in (("", ""), (", grounded by name", "-grounded"))),
+                              *((f"after SFT + RL, {reward} reward ({seed_from(reward)}){grounded}",
                                  f"heldout-rl-{reward}-s{s0}{suffix}")
                                 for reward in REWARDS for grounded, suffix in
                                 (("", ""), (", grounded by name", "-grounded")))]), "",
@@ -725,7 +831,8 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         "Ten worlds of the training split, every task instance once, greedy, fast env (RL "
         "practises these worlds' tasks). Won and lost: the episodes an RL policy alone and RL's "
         "start alone solved, with the two-sided sign test of that split (`webworld eval "
-        "compare` gives the same):", "",
+        "compare` gives the same). Each seed is set against the training of RL's start it "
+        "came from, and so is its gain:", "",
         *training_rows(work, args.seeds), "",
         "## RL curves", "", f"![rollout success per batch]({doc.stem}_curves.png)", "",
         *curves, "",
@@ -733,7 +840,9 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
         *simple_rows(work, [("random", "miniwob-random"), ("SmolLM2 zero shot", "miniwob-zero-shot"),
                             *((sft_label(run), f"miniwob-{run}") for run in SFT_RUNS
                               if (work / "eval" / f"miniwob-{run}.jsonl").is_file()),
-                            (f"after SFT + RL, progress reward (seed {s0})",
+                            *((start_label(start, training), f"miniwob-{start}{training}")
+                              for training in later_trainings(work)),
+                            (f"after SFT + RL, progress reward ({seed_from('progress')})",
                              "miniwob-rl-progress")], "success"), "",
         *stage_rows(stages.log), *earlier_stages(doc, stages), ""]
     write_keeping_reading(doc, "\n".join(lines))

@@ -83,8 +83,9 @@ def batches_to(rows: list[dict], level: float, window: int = 3) -> int | None:
     return None
 
 
-def mean_interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and a 95% t-interval over seeds (min and max when there are fewer than 2)."""
+def mean_interval(values: list[float], *, rates: bool = True) -> tuple[float, float, float]:
+    """Mean and a 95% t-interval over seeds (min and max when there are fewer than 2), kept
+    within [0, 1] for ``rates`` (a difference of rates may be below 0)."""
     import statistics
 
     mean = statistics.fmean(values)
@@ -92,4 +93,6 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
         return mean, mean, mean
     t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78}.get(len(values), 2.26)
     half = t * statistics.stdev(values) / len(values) ** 0.5
+    if not rates:
+        return mean, mean - half, mean + half
     return mean, max(0.0, mean - half), min(1.0, mean + half)

@@ -18,7 +18,7 @@ def test_training_rows_show_every_scored_sft_run_and_rl_start(tmp_path: Path) ->
     rows = "\n".join(training_rows(tmp_path, [0, 1]))
     assert rl_start(tmp_path) == SFT_BEFORE_RL[0] == "sft-shuffled"
     assert "| after SFT, ids relabelled | 50.0%" in rows  # an earlier start keeps its row
-    assert "| after SFT, ids shuffled | 75.0%" in rows
+    assert "| after SFT, ids shuffled (RL's start) | 75.0%" in rows
     assert "| after SFT + RL (progress reward) | 50.0%" in rows and "| not run yet |" in rows
     # paired against RL's start (ids shuffled), not the earlier start: t2 lost, none won
     assert "of 4; won 0, lost 1 (p = 1) |" in rows, rows
@@ -27,7 +27,7 @@ def test_training_rows_show_every_scored_sft_run_and_rl_start(tmp_path: Path) ->
 def test_a_run_not_scored_is_shown_only_when_rl_starts_from_it(tmp_path: Path) -> None:
     (tmp_path / "rl-start.txt").write_text("sft-relabel\n")
     rows = "\n".join(training_rows(tmp_path, [0]))
-    assert "| after SFT, ids relabelled | not run yet |" in rows
+    assert "| after SFT, ids relabelled (RL's start) | - | - |" in rows
     assert "ids shuffled" not in rows
 
 
@@ -127,3 +127,44 @@ def test_held_out_rl_rows_follow_the_seed_scored_or_trained(tmp_path: Path) -> N
     assert held_out_seed(tmp_path, [0, 1, 2]) == 1
     results(tmp_path / "eval" / "heldout-rl-progress-s2.jsonl", [True])
     assert held_out_seed(tmp_path, [0, 1, 2]) == 2
+
+
+def test_each_rl_seed_is_paired_with_the_training_of_its_start_it_came_from(tmp_path: Path
+                                                                          ) -> None:
+    """The SFT start trained again (another machine: other validation losses) is a start of
+    its own: its evals get "-2", the runs trained from it are paired with it, and the gain
+    over seeds is each run's over its own start."""
+    import json
+
+    from experiments.learning import start_suffix, started_from
+
+    sft = tmp_path / "sft-shuffled"
+    sft.mkdir()
+
+    def trained(losses: list[float]) -> None:
+        (sft / "sft_summary.json").write_text(json.dumps({"validation_losses": losses}))
+
+    trained([0.2, 0.15])
+    assert start_suffix(tmp_path, sft, "rl-success-s0", "rl-progress-s0") == ""
+    trained([0.19, 0.16])  # the same recipe trained again elsewhere
+    assert start_suffix(tmp_path, sft) == "-2"
+    assert start_suffix(tmp_path, sft, "rl-success-s1") == "-2"
+    assert started_from(tmp_path, "rl-success-s0") == ""
+    assert started_from(tmp_path, "rl-success-s1") == "-2"
+    assert started_from(tmp_path, "rl-success-s2") is None
+    trained([0.2, 0.15])  # the first training's losses again: the first start
+    assert start_suffix(tmp_path, sft) == ""
+
+    results(tmp_path / "eval" / "train-sft-shuffled.jsonl", [False, False, True, True])
+    results(tmp_path / "eval" / "train-sft-shuffled-2.jsonl", [True, True, True, False])
+    results(tmp_path / "eval" / "train-rl-success-s0.jsonl", [True, False, True, True])
+    results(tmp_path / "eval" / "train-rl-success-s1.jsonl", [True, True, True, True])
+    rows = "\n".join(training_rows(tmp_path, [0, 1, 2]))
+    assert "| after SFT, ids shuffled (RL's start) | 50.0% [15.0, 85.0] of 4 | 75.0% " \
+           "[30.1, 95.4] of 4 (training 2) | - |" in rows, rows
+    # seed 0 won t0 against the first training; seed 1 won t3 against the second (it would
+    # have won t0 and t1 against the first)
+    assert "of 4; won 1, lost 0 (p = 1) | 100.0% [51.0, 100.0] of 4; won 1, lost 0 (p = 1) " \
+           "| not run yet |" in rows, rows
+    assert "| RL's gain over its start (success reward), points | +25.0 | +25.0 | - | " \
+           "+25.0 [+25.0, +25.0] |" in rows, rows
