@@ -195,9 +195,9 @@ def start_suffix(work: Path, sft: Path, *runs: str) -> str:
     """The suffix of the eval names of RL's start as trained in ``sft``: "" for its first
     training, "-2", "-3" ... for later ones, told apart by their validation losses; the RL
     ``runs`` are recorded as started from it (:data:`STARTS`). The same recipe and seed
-    trained again on another machine is not the same model (bf16 sums on other cores: the
-    start trained again on 2026-11-29 had a first-epoch validation loss of 0.194 against
-    0.199), so each RL run is compared with the start it came from."""
+    trained again on another machine, or by a later version of the code, need not be the
+    same model (trained again on 2026-11-29: a first-epoch validation loss of 0.194 against
+    the recorded 0.199), so each RL run is compared with the start it came from."""
     from webworld.fsio import atomic_write_json
 
     losses = json.loads((sft / "sft_summary.json").read_text())["validation_losses"]
