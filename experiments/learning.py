@@ -741,8 +741,8 @@ def sft_lines(work: Path) -> list[str]:
                  for i, start in enumerate(recorded_starts(work))]
     if len(trainings) > 1:  # the summary above is the last training's
         lines.append(f"- RL's start was trained {len(trainings)} times (the same recipe and "
-                     "seed on other machines: not the same model, so each RL run is compared "
-                     f"with its own, `{STARTS}`): " + "; ".join(trainings) + ".")
+                     "seed again, on another machine or code version: not the same model, so "
+                     f"each RL run is compared with its own, `{STARTS}`): " + "; ".join(trainings) + ".")
     return [f"SFT runs (same data, same budget; RL starts from `{rl_start(work)}`, the run "
             "trained before RL, `SFT_BEFORE_RL`):", "", *lines]
 
