@@ -233,9 +233,14 @@ def later_trainings(work: Path) -> list[str]:
     return [training_suffix(i) for i in range(1, len(recorded_starts(work)))]
 
 
+def training_name(suffix: str) -> str:
+    """A later training of RL's start by its eval-name suffix: "-2" is "training 2"."""
+    return f"training {suffix[1:]}"
+
+
 def start_label(run: str, suffix: str) -> str:
     """A training of RL's start as a row names it: the later ones say which training."""
-    return sft_label(run) + (f" (training {suffix[1:]})" if suffix else "")
+    return sft_label(run) + (f" ({training_name(suffix)})" if suffix else "")
 
 
 def rl_flags(quick: bool) -> list[str]:
@@ -608,7 +613,7 @@ def training_rows(work: Path, seeds: list[int]) -> list[str]:
         records = read_results(work / "eval" / f"train-{start}{training}.jsonl") \
             if training is not None else []
         shown.append(f"{rate(records).shown()} of {len(records)}"
-                     + (f" (training {training[1:]})" if training else "") if records else "-")
+                     + (f" ({training_name(training)})" if training else "") if records else "-")
         values += [rate(records).rate] if records else []
     rows.append(f"| {sft_label(start)} (RL's start) | {' | '.join(shown)} | "
                 f"{seed_interval(values)} |")
@@ -787,7 +792,7 @@ def write_doc(args: argparse.Namespace, work: Path, stages: Stages) -> None:
 
     def seed_from(reward: str) -> str:
         training = started_from(work, f"rl-{reward}-s{s0}")
-        return f"seed {s0}" + (f", from training {training[1:]}" if training else "")
+        return f"seed {s0}" + (f", from {training_name(training)}" if training else "")
     curves = rl_curves(work, args.seeds, doc.with_name(doc.stem + "_curves.png"))
     lines = [
         "# SmolLM2-135M trained on webworld's worlds", "",
