@@ -375,9 +375,13 @@ def held_out_seed(work: Path, seeds: list[int]) -> int:
         if any((work / "eval" / f"heldout-rl-{r}-s{seed}.jsonl").is_file() for r in REWARDS):
             return seed
     for seed in seeds:
-        if all((work / f"rl-{r}-s{seed}" / "model" / "config.json").is_file() for r in REWARDS):
+        if has_rl_models(work, seed):
             return seed
     return seeds[0]
+
+
+def has_rl_models(work: Path, seed: int) -> bool:
+    return all((work / f"rl-{r}-s{seed}" / "model" / "config.json").is_file() for r in REWARDS)
 
 
 def zero_shot_mode(policy: str) -> list[str]:
@@ -390,7 +394,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run of every stage")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--until", default=None, help="stop after this stage group: build, "
-                        "sft, rl, miniwob (every row of a target; the other SFT recipes after)")
+                        "sft, rl (with RL's held-out and MiniWoB++ rows), miniwob (every row of a "
+                        "target; the other SFT recipes after)")
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     parser.add_argument("--table-only", action="store_true", help="write docs from what ran")
     args = parser.parse_args()
@@ -447,6 +452,16 @@ def main() -> None:
         evals.run(name, suite, f"hf:{rel(run / 'model')}", *extra,
                   before=lambda: train_rl(run, reward, seed))
 
+    def unseen_checks(held: int) -> None:
+        """Whether RL seed `held` kept held-out success, and MiniWoB++ before and after it."""
+        sft_run.held_out(sft.name, grounded=True, suffix=suffix)  # RL's start, then RL's
+        for reward in REWARDS:
+            rl_eval(f"heldout-rl-{reward}-s{held}", "heldout", reward, held, "--fast")
+            rl_eval(f"heldout-rl-{reward}-s{held}-grounded", "heldout", reward, held, "--fast",
+                    "--ground-names")
+        evals.run(f"miniwob-{start}", "miniwob", sft_policy)
+        rl_eval("miniwob-rl-progress", "miniwob", "progress", held)
+
     for seed in args.seeds:  # RL from the SFT start with each reward, scored where it practised
         for reward in REWARDS:
             rl_eval(f"train-rl-{reward}-s{seed}", rel(train_worlds), reward, seed, "--fast")
@@ -456,21 +471,18 @@ def main() -> None:
                 evals.run(f"heldout-{policy}", "heldout", policy)
             for name in SFT_BEFORE_RL:
                 sft_run.ask(name)
+        if has_rl_models(work, seed) and held_out_seed(work, args.seeds) == seed:
+            unseen_checks(seed)  # as soon as a seed has both models, not after every seed
     held = held_out_seed(work, args.seeds)
-    sft_run.held_out(sft.name, grounded=True, suffix=suffix)  # RL's start, then RL's
-    for reward in REWARDS:  # whether RL kept held-out success
-        rl_eval(f"heldout-rl-{reward}-s{held}", "heldout", reward, held, "--fast")
-        rl_eval(f"heldout-rl-{reward}-s{held}-grounded", "heldout", reward, held, "--fast",
-                "--ground-names")
+    unseen_checks(held)
     live = work / "rl-progress-live"
     evals.run("train-rl-progress-live", rel(train_worlds), f"hf:{rel(live / 'model')}", "--fast",
               before=lambda: train_rl(live, "progress", 0, "RL progress, live env", "--env",
                                       "live"))
     if args.until == "rl":
         return write_doc(args, work, stages)
-    for name, policy in (("random", "random"), (start, sft_policy), ("zero-shot", "hf:smollm2")):
+    for name, policy in (("random", "random"), ("zero-shot", "hf:smollm2")):
         evals.run(f"miniwob-{name}", "miniwob", policy, *zero_shot_mode(policy))
-    rl_eval("miniwob-rl-progress", "miniwob", "progress", held)
     evals.run("heldout-zero-shot", "heldout", "hf:smollm2", *zero_shot_mode("hf:smollm2"))
     if args.until == "miniwob":
         return write_doc(args, work, stages)
