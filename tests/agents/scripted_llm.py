@@ -4,7 +4,8 @@ Each request to ``/v1/chat/completions`` takes the next :class:`Reply` of the sc
 ``default`` when the script is empty) and is recorded, so tests can check what was sent.
 A reply can be malformed JSON, truncated output, a schema-invalid object, an HTTP error
 (429, 500, 401, 404) or slow; ``reject_formats`` makes the server refuse response
-formats it "does not support", as llama.cpp refuses ``json_schema``.
+formats it "does not support", as llama.cpp refuses ``json_schema``; ``together`` holds
+every reply until that many requests are in at once (concurrency shown without a clock).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Script:
     models: list[str] = field(default_factory=lambda: ["scripted-model"])
     responder: Callable[[dict[str, Any]], Reply | str | dict] | None = None
     api_key: str | None = None  # when set, any other bearer key gets a 401
+    together: int = 0  # > 0: no reply before this many requests arrived (a 500 after 30 s)
 
     def push(self, *replies: Reply | str | dict) -> None:
         for r in replies:
@@ -49,6 +51,7 @@ class Script:
 
 def create_scripted_app(script: Script) -> FastAPI:
     app = FastAPI()
+    arrived: list[asyncio.Event] = []  # the gate of `together`, made in the server's loop
 
     def authorised(request: Request) -> bool:
         return script.api_key is None or (
@@ -75,6 +78,8 @@ def create_scripted_app(script: Script) -> FastAPI:
             reply = script.default
         if reply is None:
             return _error(500, "the script is empty")
+        if script.together and not await _all_in(arrived, len(script.requests), script.together):
+            return _error(500, f"{len(script.requests)} of {script.together} requests came at once")
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
@@ -96,6 +101,20 @@ def create_scripted_app(script: Script) -> FastAPI:
         return {"object": "list", "data": [{"id": m, "object": "model"} for m in script.models]}
 
     return app
+
+
+async def _all_in(gate: list[asyncio.Event], requests: int, together: int) -> bool:
+    """Wait until ``together`` requests have arrived (30 s at most: a hang guard)."""
+    if not gate:
+        gate.append(asyncio.Event())
+    if requests >= together:
+        gate[0].set()
+    try:
+        async with asyncio.timeout(30):
+            await gate[0].wait()
+    except TimeoutError:
+        return False
+    return True
 
 
 def _error(status: int, message: str) -> JSONResponse:

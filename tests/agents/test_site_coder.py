@@ -28,7 +28,9 @@ from webworld.agents.site_coder import (
     repair_pages,
     sample_states,
 )
+from webworld.agents.site_coder.prompts import page_messages
 from webworld.render import check_page, load_site, make_environment, render_page, render_site
+from webworld.render.context import context_views
 from webworld.render.site import page_template
 from webworld.serve.app import create_app
 from webworld.serve.runner import LiveServer
@@ -154,7 +156,7 @@ def test_broken_page_is_repaired_and_the_site_serves(llm, tmp_path: Path) -> Non
 
     # the page prompt gives the contract, this page's views and the macros
     prompt = script.requests[2]["messages"][1]["content"]
-    assert "Context keys (all always present" in prompt       # view.py's docstring
+    assert "PageContext: Everything a page template gets" in prompt  # from the type
     assert '"item_pick"' in prompt and '"ww-act-add_to_cart"' in prompt
     assert "w.element(el, listing=\"cards\")" in prompt and "w.region_form(" in prompt
     assert "EXACTLY ONCE" in prompt
@@ -343,6 +345,31 @@ def test_realistic_spec_concurrent_pages_pass_first_time(llm, tmp_path: Path) ->
     assert result.ok and result.repaired == {} and len(script.requests) == 1 + len(spec.pages)
     assert result.llm_pages == [p.id for p in spec.pages]
     assert check_site(out, spec) >= len(spec.pages)
+
+
+def described_views(prompt: str) -> dict[str, set[str]]:
+    """The context section of a page prompt, read back: view name -> the fields it lists."""
+    section = prompt.split("# The context every page template gets", 1)[1].split("\n# ", 1)[0]
+    views: dict[str, set[str]] = {}
+    current: set[str] | None = None
+    for line in section.splitlines():
+        if head := re.match(r"([A-Z][A-Za-z]+): ", line):
+            current = views.setdefault(head.group(1), set())
+        elif (item := re.match(r"  - (\w+): ", line)) and current is not None:
+            current.add(item.group(1))
+    return views
+
+
+def test_the_page_prompt_names_every_field_of_the_context(tmp_path: Path) -> None:
+    spec = make_small_world()
+    site = load_site(render_site(spec, tmp_path / "site"))
+    machine = Machine(spec)
+    samples = sample_states(spec, machine)["results"]
+    prompt = page_messages(site, machine, samples, "results", None, f"/w/{spec.id}")[1]["content"]
+    expected = {view.__name__: set(view.model_fields) for view in context_views()}
+    assert {"PageContext", "ElementView", "OptionView", "Regions"} <= set(expected)
+    assert described_views(prompt) == expected
+    assert "navigates: bool: " in prompt and "columns: list[str]: " in prompt
 
 
 def test_page_template_reply_is_size_capped() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI
@@ -15,9 +16,10 @@ from webworld.browser.launch import launch_browser, new_context
 from webworld.browser.tab import BrowserTab
 from webworld.serve.runner import LiveServer
 
-# A click that keeps the page busy for 3 s: the tab's settle call waits on it.
-BUSY_PAGE = """<button onclick="setTimeout(() => { const t = Date.now();
+# A click that keeps the page busy for 3 s (saying so first): the tab's settle call waits on it.
+BUSY_PAGE = """<button onclick="setTimeout(() => { console.log('busy'); const t = Date.now();
   while (Date.now() - t < 3000) {} }, 0)">Busy</button>"""
+HANG_GUARD_S = 60
 
 
 def test_an_action_cancelled_while_settling_leaves_no_unretrieved_error() -> None:
@@ -30,19 +32,41 @@ def test_an_action_cancelled_while_settling_leaves_no_unretrieved_error() -> Non
             await tab.page.set_content(BUSY_PAGE)
             seen = await tab.observe()
             (button,) = seen.nodes
+            busy, settling = asyncio.Event(), asyncio.Event()
+            tab.page.on("console", lambda message: busy.set() if message.text == "busy" else None)
+            tab._settle = _announcing(tab._settle, settling)  # the real one, said when it starts
             acting = asyncio.ensure_future(tab.act(BrowserAction("click", button["bid"]), seen))
-            await asyncio.sleep(1.0)  # clicked; the settle call waits on the busy page
+            async with asyncio.timeout(HANG_GUARD_S):  # clicked, and the settle call is asked
+                await asyncio.gather(busy.wait(), settling.wait())
             assert not acting.done()
             acting.cancel()  # as Ctrl-C does
             await asyncio.gather(acting, return_exceptions=True)
-            await browser.close()  # the page's pending calls fail now
-            await asyncio.sleep(0.2)
-            gc.collect()  # an unretrieved task failure is reported when the task is freed
-            await asyncio.sleep(0)
+            await browser.close()
+        # the driver is gone: every call the page had pending has failed; wait for them all
+        await _the_other_tasks_done()
+        gc.collect()  # an unretrieved task failure is reported when the task is freed
+        await asyncio.sleep(0)  # (a turn of the loop, for a report it schedules)
         return unseen
 
     unseen = asyncio.run(main())
     assert not unseen, [context.get("message") for context in unseen]
+
+
+def _announcing(settle: Callable[..., Awaitable[Any]], started: asyncio.Event
+                ) -> Callable[..., Awaitable[Any]]:
+    async def announced(**kwargs: Any) -> Any:
+        started.set()
+        return await settle(**kwargs)
+    return announced
+
+
+async def _the_other_tasks_done() -> None:
+    """Wait until every task but this one has ended (holding none of them afterwards)."""
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    if others:
+        async with asyncio.timeout(HANG_GUARD_S):
+            await asyncio.wait(others)
+    others.clear()
 
 
 # The element under the pointer, written on the page as the pointer moves over it.

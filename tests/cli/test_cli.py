@@ -123,14 +123,15 @@ def test_build_goes_from_theme_to_verified_dataset(in_tmp: Path) -> None:
     summary = " ".join(result.output.split())
     assert "Specs: A/ sites: B/ data: C/<world>/ dataset: D/" in summary
     assert "fsm_specs" not in summary and not (in_tmp / "trajectories").exists()
-    # verified without screenshots, then exported: one line that names the flag
+    # verified without screenshots, then exported: a text-only dataset that says so
     (in_tmp / "E" / world.name).mkdir(parents=True)
     shutil.copy(world / "candidates.jsonl", in_tmp / "E" / world.name)
     plain = run("verify", "--sites", "B", "--trajectories", "E", "--no-screenshots")
     assert plain.exit_code == 0, plain.output
     exported = run("export", "E", "--out", "F")
-    assert exported.exit_code == 2 and "--no-screenshots" in exported.output
-    assert "Traceback" not in exported.output and not (in_tmp / "F").exists()
+    assert exported.exit_code == 0, exported.output
+    assert "**Text-only.**" in (in_tmp / "F" / "README.md").read_text()
+    assert not (in_tmp / "F" / "images").exists()
 
 
 def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:

@@ -20,7 +20,6 @@ from tests.data.factory import (
     dump,
     make_traj_root,
     make_trajectory,
-    write_png,
 )
 from webworld.browser.observe import compact_text
 from webworld.data import export as export_mod
@@ -36,11 +35,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def exported(tmp_path_factory) -> tuple[Path, Path, dict, ExportSummary]:
     base = tmp_path_factory.mktemp("export")
     made = make_traj_root(base / "traj")
-    shots = base / "docs_screenshots"
-    write_png(shots / "home.png", (30, 20), 1)
-    write_png(shots / "checkout.png", (30, 20), 2)
-    (shots / "notes.txt").write_text("not a picture")
-    summary = export_dataset(base / "traj", base / "out", screenshots_dir=shots, progress=False)
+    summary = export_dataset(base / "traj", base / "out", progress=False)
     return base / "traj", base / "out", made, summary
 
 
@@ -148,7 +143,7 @@ def test_each_screenshot_is_stored_once(exported) -> None:
     stored = {p.relative_to(out).as_posix() for p in (out / "images").rglob("*") if p.is_file()}
     assert len(stored) == summary.steps == 41
     for path in out.rglob("*"):
-        if path.is_file() and path.parts[len(out.parts)] not in ("images", "assets"):
+        if path.is_file() and path.parts[len(out.parts)] != "images":
             assert PNG_SIGNATURE not in path.read_bytes(), f"{path} holds a PNG"
     pointed = {
         "jsonl": {st["observation"]["screenshot"] for rs in _rows_by_split(out, "jsonl").values()
@@ -163,8 +158,6 @@ def test_each_screenshot_is_stored_once(exported) -> None:
         pointed["parquet"] |= set(table["screenshot"])
     for fmt, paths in pointed.items():
         assert paths == stored, fmt
-    # the card shows the folder's pictures, not the dataset's screenshots a second time
-    assert sorted(p.name for p in (out / "assets").iterdir()) == ["checkout.png", "home.png"]
 
 
 def test_screenshots_are_stored_deflated_again(exported) -> None:
@@ -262,9 +255,6 @@ def test_card(exported) -> None:
     assert meta["configs"][0]["data_files"][0] == {"split": "train", "path": "parquet/train.parquet"}
     assert "| `bookshop_easy_s0` | " in body and "element_covered: 2, state_mismatch: 1" in body
     assert "| **total** | 3 | 9 | 41 |" in body
-    for name in ("home.png", "checkout.png"):  # every PNG of the screenshots folder, embedded
-        assert (out / "assets" / name).is_file() and f"](assets/{name})" in body
-    assert not (out / "assets" / "notes.txt").exists()
     assert body.count("### ") >= 2 and "Thought: " in body and "Action: " in body
     card = huggingface_hub.DatasetCard.load(out / "README.md")
     assert card.data.configs[0]["config_name"] == "default"
@@ -273,29 +263,21 @@ def test_card(exported) -> None:
 def test_deterministic_and_replaces_an_earlier_export(exported, tmp_path) -> None:
     traj_root, out, _, _ = exported
     target = tmp_path / "again"
-    export_dataset(traj_root, target, formats={"jsonl", "sft"}, screenshots_dir=None, progress=False)
+    export_dataset(traj_root, target, formats={"jsonl", "sft"}, progress=False)
     (target / "stale.txt").write_text("from an older export")
-    summary = export_dataset(traj_root, target, formats={"sft"}, screenshots_dir=None, progress=False)
+    summary = export_dataset(traj_root, target, formats={"sft"}, progress=False)
     assert not (target / "stale.txt").exists() and not (target / "jsonl").exists()
     assert not (target / "parquet").exists() and summary.paths.keys() >= {"sft", "card"}
     for split in ("train", "validation", "test"):
         assert (target / "sft" / f"{split}.jsonl").read_bytes() == \
             (out / "sft" / f"{split}.jsonl").read_bytes()
     assert [p.name for p in tmp_path.iterdir()] == ["again"]  # no temp folders left behind
-    # no card screenshots given: the first screenshots of two trajectories instead, shown
-    # where the dataset stores them (not copied)
-    card = (target / "README.md").read_text()
-    assert "first screenshots of 2 trajectories" in card
-    assert not (target / "assets").exists() and "assets" not in summary.paths
-    shown = [line.split("](", 1)[1].rstrip(")") for line in card.splitlines()
-             if line.startswith("![")]
-    assert len(shown) == 2 and all(s.startswith("images/") and (target / s).is_file() for s in shown)
 
 
 def test_world_filter_and_fill_order(exported, tmp_path) -> None:
     traj_root, _, _, _ = exported
     summary = export_dataset(traj_root, tmp_path / "two", formats={"jsonl"}, progress=False,
-                             worlds=["hotels_easy_s0", "flights_easy_s0"], screenshots_dir=None)
+                             worlds=["hotels_easy_s0", "flights_easy_s0"])
     assert [len(summary.splits[s].worlds) for s in ("train", "validation", "test")] == [1, 0, 1]
     assert any("validation is empty" in n for n in summary.notes)
     assert not (tmp_path / "two" / "jsonl" / "validation.jsonl").exists()
@@ -311,7 +293,7 @@ def test_duplicate_ids_are_dropped(tmp_path) -> None:
     t = make_trajectory("bookshop_easy_s0", 0, wdir)
     (wdir / "verified.jsonl").write_text(dump([t, t]))
     summary = export_dataset(tmp_path / "traj", tmp_path / "out", formats={"jsonl"},
-                             screenshots_dir=None, progress=False)
+                             progress=False)
     assert summary.trajectories == 1 and summary.worlds["bookshop_easy_s0"].duplicates == 1
 
 
@@ -320,8 +302,7 @@ def test_screenshots_are_copies(tmp_path) -> None:
     wdir = tmp_path / "traj" / "bookshop_easy_s0"
     t = make_trajectory("bookshop_easy_s0", 0, wdir)
     (wdir / "verified.jsonl").write_text(dump([t]))
-    export_dataset(tmp_path / "traj", tmp_path / "out", formats={"jsonl"}, screenshots_dir=None,
-                   progress=False)
+    export_dataset(tmp_path / "traj", tmp_path / "out", formats={"jsonl"}, progress=False)
     source = wdir / t["steps"][0]["observation"]["screenshot"]
     copy = tmp_path / "out" / "images" / "bookshop_easy_s0" / t["id"] / "0.png"
     before = copy.read_bytes()
@@ -425,8 +406,7 @@ def test_partial_last_line_cut_inside_a_character(tmp_path) -> None:
     path = root / "bookshop_easy_s0" / "verified.jsonl"
     with path.open("ab") as handle:
         handle.write('{"id": "é'.encode()[:-1])
-    summary = export_dataset(root, tmp_path / "out", formats={"jsonl"}, screenshots_dir=None,
-                             progress=False)
+    summary = export_dataset(root, tmp_path / "out", formats={"jsonl"}, progress=False)
     assert summary.trajectories == 1
     (line,) = (tmp_path / "out" / "jsonl" / "train.jsonl").read_text().splitlines()
     assert json.loads(line)["intent"] == json.loads(good)["intent"]
@@ -436,8 +416,7 @@ def test_partial_last_line_cut_inside_a_character(tmp_path) -> None:
 def test_parquet_alone_still_stores_the_screenshots(exported, tmp_path) -> None:
     traj_root, _, _, _ = exported
     out = tmp_path / "p"
-    summary = export_dataset(traj_root, out, formats={"parquet"}, screenshots_dir=None,
-                             progress=False)
+    summary = export_dataset(traj_root, out, formats={"parquet"}, progress=False)
     assert summary.paths["images"] == [out / "images"]
     assert len(list((out / "images").rglob("*.png"))) == summary.steps
     steps = load_steps(out, "train", cache_dir=str(tmp_path / "cache"))

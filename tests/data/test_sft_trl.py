@@ -13,8 +13,7 @@ from webworld.data.export import export_dataset, load_sft_dataset
 
 def test_sft_trainer_takes_the_export(tmp_path: Path) -> None:
     make_traj_root(tmp_path / "traj")
-    export_dataset(tmp_path / "traj", tmp_path / "out", formats={"sft"}, screenshots_dir=None,
-                   progress=False)
+    export_dataset(tmp_path / "traj", tmp_path / "out", formats={"sft"}, progress=False)
     model, tokenizer = tiny_causal_lm()
     args = trl.SFTConfig(output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2,
                          report_to=[], save_strategy="no", use_cpu=True, max_length=256,

@@ -76,5 +76,5 @@ def test_the_grounded_policy_rewrites_the_action_and_counts_what_it_moved() -> N
 
 
 def test_grounding_a_scripted_policy_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="--ground-names grounds a model's replies"):
+    with pytest.raises(UsageError, match="--study ground_names grounds a model's replies"):
         GroundedPolicy(ScriptedPolicy("random", None))

@@ -119,9 +119,9 @@ def test_a_transformers_model_draws_seeded_replies(tmp_path: Path) -> None:
 
 
 def test_breaking_a_scripted_policy_s_loops_is_one_clear_line(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="--break-loops draws other replies from a model"):
+    with pytest.raises(UsageError, match="--study break_loops draws other replies from a model"):
         LoopBreakingPolicy(ScriptedPolicy("random", None))
     result = CliRunner().invoke(app, ["eval", "--policy", "random", "--suite", "miniwob:click-button",
-                                      "--break-loops", "--out", str(tmp_path / "r.jsonl")])
-    assert result.exit_code == 2 and "--break-loops draws other replies" in result.output
+                                      "--study", "break_loops", "--out", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and "--study break_loops draws other replies" in result.output
     assert "Traceback" not in result.output

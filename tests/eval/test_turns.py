@@ -90,7 +90,7 @@ def test_the_model_s_answers_are_scored_against_the_recorded_actions(tmp_path: P
 
 
 def test_grounding_by_name_acts_on_the_element_the_thought_quotes(tmp_path: Path) -> None:
-    scores, output = _scripted_scores(tmp_path, "--ground-names")
+    scores, output = _scripted_scores(tmp_path, "--study", "ground_names")
     # the cookie banner's turn, named in the thought and acted on by a neighbour's id, is won;
     # the wrong value and the reply without an action stay misses
     assert (scores["turns"], scores["correct"], scores["well_formed"]) == (6, 4, 5)
@@ -128,8 +128,8 @@ def _rememberer(body: dict) -> Reply:  # answers the id, and place, it saw in tr
     return Reply("Thought: go\nAction: click('2')")
 
 
-def _correct_with(flag: str, tmp_path: Path) -> dict[tuple[str, bool], int]:
-    """Turns each model answers as recorded, asked as exported and with ``flag``."""
+def _correct_with(switch: str, tmp_path: Path) -> dict[tuple[str, bool], int]:
+    """Turns each model answers as recorded, asked as exported and with ``--study switch``."""
     data = tmp_path / "validation.jsonl"
     data.write_text("".join(json.dumps({"messages": _chat("click('2')", i)}) + "\n"
                             for i in range(6)))
@@ -143,24 +143,24 @@ def _correct_with(flag: str, tmp_path: Path) -> dict[tuple[str, bool], int]:
                 result = runner.invoke(app, [
                     "eval", "turns", str(data), "--policy", f"openai:{name}", "--out", str(out),
                     "--llm-base-url", f"{server.url}/v1", "--llm-api-key", "k",
-                    "--llm-config", str(config), *([flag] if changed else [])])
+                    "--llm-config", str(config), *(["--study", switch] if changed else [])])
             assert result.exit_code == 0, result.output
             scores = json.loads(out.read_text())
-            assert scores[flag.strip("-").replace("-", "_")] is changed
+            assert scores[switch] is changed
             correct[name, changed] = scores["correct"]
     return correct
 
 
-@pytest.mark.parametrize("flag", ["--relabel-ids", "--shuffle-ids"])
+@pytest.mark.parametrize("switch", ["relabel_ids", "shuffle_ids"])
 def test_renumbered_ids_tell_a_model_that_reads_from_one_that_remembers(
-        flag: str, tmp_path: Path) -> None:
-    correct = _correct_with(flag, tmp_path)
+        switch: str, tmp_path: Path) -> None:
+    correct = _correct_with(switch, tmp_path)
     assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
     assert correct["rememberer", True] < 3  # '2' is rarely Studios' number once renumbered
 
 
 def test_moved_choices_tell_a_model_that_reads_from_one_that_picks_a_place(tmp_path: Path) -> None:
-    correct = _correct_with("--move-choices", tmp_path)
+    correct = _correct_with("move_choices", tmp_path)
     assert correct["reader", False] == correct["reader", True] == correct["rememberer", False] == 6
     assert correct["rememberer", True] == 0  # 'Studios' moved to where 'Hot desks' stood
 

@@ -1,6 +1,6 @@
 """CUDA paths of the trainer (bf16 sampling over fp32 weights, learning); `scripts/test.sh -m gpu`
 on a GPU machine (it installs the SmolLM2 weights too). In a folder of their own: the device's
-kit (experiments/gpu_run.py) has no browser, and the trainer tests' fixtures build worlds in one."""
+kit (scripts/gpu_kit.sh) has no browser, and the trainer tests' fixtures build worlds in one."""
 
 from __future__ import annotations
 

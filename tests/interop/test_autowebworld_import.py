@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.interop.aww_reference import shortest_to_terminals
 from webworld.cli.main import app
+from webworld.interop.autowebworld.reference import shortest_to_terminals
 from webworld.interop.autowebworld.source import parse_source
 from webworld.interop.autowebworld.translate import Translator, import_fsm
 from webworld.spec.graph import explore_states

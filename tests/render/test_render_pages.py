@@ -19,6 +19,7 @@ from webworld.render import (
     render_site,
 )
 from webworld.render.checks import parse_html
+from webworld.render.context import FormView
 from webworld.render.plan import visible_ids
 from webworld.spec.io import load_spec
 from webworld.spec.semantics import Machine, State
@@ -165,15 +166,19 @@ def test_context_carries_views_not_the_state(bookstore) -> None:
     site, env, machine = bookstore
     state = _walk(machine, ("home_cookies_accepted", {}))
     ctx = page_context(site, machine, state, base=BASE)
-    assert not {"state", "vars", "values", "machine"} & set(ctx)
-    assert set(ctx["elements"]) == {"browse_menu", "newsletter", "create_account", "sign_in"}
-    assert ctx["forms"][0] == {"id": "ww-act-home_cookies_accepted",
-                               "url": f"{BASE}/act/home_cookies_accepted",
-                               "action": "home_cookies_accepted", "label": "Accept all cookies"}
-    menu = ctx["elements"]["browse_menu"]
-    assert [o["value"] for o in menu["options"]] == ["Biography", "History"]
+    assert not {"state", "vars", "values", "machine"} & set(ctx.template_names())
+    assert set(ctx.elements) == {"browse_menu", "newsletter", "create_account", "sign_in"}
+    assert ctx.forms[0] == FormView(id="ww-act-home_cookies_accepted",
+                                    url=f"{BASE}/act/home_cookies_accepted",
+                                    action="home_cookies_accepted", label="Accept all cookies")
+    menu = ctx.elements["browse_menu"]
+    assert [o.value for o in menu.options] == ["Biography", "History"]
+    assert [v.id for v in ctx.regions.nav] == ["browse_menu", "create_account", "sign_in"]
+    assert ctx.regions.overlays == []  # the cookie banner was answered
+    # a region's views are the very views of `elements` (variants set once show in both)
+    assert all(v is ctx.elements[v.id] for v in ctx.regions.nav + ctx.regions.actions)
     # static files carry a version (a hash of their bytes), so browsers may keep them
-    assert ctx["urls"]["css"] == f"{BASE}/static/theme.css?v={site.static_version}"
+    assert ctx.urls.css == f"{BASE}/static/theme.css?v={site.static_version}"
     assert len(site.static_version) == 12
 
 

@@ -19,6 +19,15 @@ from webworld.rl.live import LiveEnv
 from webworld.rl.tasks import TaskInstance
 
 STILL_HERE = "() => window.__wwSameDocument === 1"
+# The page library's settle, noting when the tab asks it while a swap is under way (site.js
+# marks the document busy before it sends the request).
+NOTE_SETTLE_ASKED_JS = """() => {
+  const settle = window.__ww.settle;
+  window.__ww.settle = (opts) => {
+    if (document.documentElement.hasAttribute("data-ww-busy")) window.__wwAskedWhileBusy = true;
+    return settle(opts);
+  };
+}"""
 
 
 def _instance(env: LiveEnv) -> TaskInstance:
@@ -116,16 +125,25 @@ def test_a_late_server_is_never_seen_half_swapped(lab_swap: Built) -> None:
             expected.append(env.step(action)[0])
 
         async def slow(page) -> None:
+            # the server answers only once the tab is already waiting: after it asked the
+            # page to settle with the swap's request under way
+            await page.evaluate(NOTE_SETTLE_ASKED_JS)
+
             async def later(route) -> None:
-                await asyncio.sleep(0.4)
+                await page.wait_for_function("() => window.__wwAskedWhileBusy === true",
+                                             timeout=60_000)  # a hang guard
+                await page.evaluate("() => { window.__wwAskedWhileBusy = false; }")
                 await route.continue_()
+                held.append(route.request.url)
             await page.route("**/act/**", later)
 
+        held: list[str] = []
         env.reset(seed=0, options={"task": inst})
         _on_page(env, slow)
         for action, want in zip(inst.oracle[0], expected):
             got = env.step(action)[0]
             assert got == want, action
+        assert held  # the path sent forms, each answered late
 
 
 def test_a_failed_swap_leaves_a_readable_page_and_an_error(lab_swap: Built) -> None:

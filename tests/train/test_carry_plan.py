@@ -1,6 +1,6 @@
 """scripts/carry_plan.py: the device calls that carry a GPU kit fit a call (64 MiB with the
-repo's own files, 8 paths), and what they copy to the device is the kit, byte for byte, with
-files too large for a call cut and joined again and a large folder's small files bundled."""
+repo's own files, 8 paths), what they copy to the device is the kit, byte for byte, with files
+too large for a call cut and joined again, and the last call runs the recipe there."""
 
 from __future__ import annotations
 
@@ -34,16 +34,14 @@ def kit_file(root: Path, path: str, size: int) -> None:
 
 def test_the_calls_fit_and_rebuild_the_kit_on_the_device(carry, tmp_path: Path) -> None:
     root = tmp_path / "repo"
+    kit_file(root, "recipes/smollm2.toml", 100)
     kit_file(root, "gpu_kit/wheels.tar.xz", 30_000)
     for part, size in (("aa", 50_000), ("ab", 50_000), ("ac", 2_000)):
         kit_file(root, f"gpu_kit/smollm2/part-{part}", size)
-    kit_file(root, "gpu_kit/learning.tar.xz", 15_000)
-    kit_file(root, "gpu_kit/sft-delta/delta.safetensors", 150_000)  # larger than a call
-    for n in range(10):  # more small files than a call's 8 paths
-        kit_file(root, f"gpu_kit/sft-delta/small-{n}.json", 2_000)
-    calls, run = carry.plan_calls(root, ["--plan", "learning", "--kit", "gpu_kit/learning.tar.xz",
-                                         "--sft-delta", "gpu_kit/sft-delta", "--seeds", "0"],
+    kit_file(root, "gpu_kit/run.tar.xz", 150_000)  # larger than a call
+    calls, run = carry.plan_calls(root, "recipes/smollm2.toml", ["device.device=cuda"], 540,
                                   repo=20_000)
+    assert len(calls) >= 4  # 232 kB in calls of 80 kB
     for call in calls:
         assert sum(i.size for i in call) <= 80_000 and len(call) <= carry.MAX_PATHS
     device = tmp_path / "device"
@@ -53,14 +51,21 @@ def test_the_calls_fit_and_rebuild_the_kit_on_the_device(carry, tmp_path: Path) 
     for path in (root / "gpu_kit").rglob("*"):
         if path.is_file() and ".carry" not in path.parts:
             assert (device / path.relative_to(root / "gpu_kit")).read_bytes() == path.read_bytes()
-    assert f"--sft-delta {device}/sft-delta" in run and f"--kit {device}/learning.tar.xz" in run
-    assert f"--gguf-parts {device}/smollm2/part-aa {device}/smollm2/part-ab" in run
+    parts = " ".join(f"{device}/smollm2/part-{p}" for p in ("aa", "ab", "ac"))
+    assert f"cat {parts} > /tmp/site/{carry.GGUF}" in run
+    assert f"tar xJf {device}/run.tar.xz -C /tmp/run" in run
+    assert "timeout -s INT 540 python3 scripts/carry_plan.py device recipes/smollm2.toml " \
+           "/tmp/run --set device.device=cuda;" in run
+    assert len(carry.join_command(calls) + run) < 1600  # a call's command: 2,000 characters
 
 
-def test_a_missing_kit_part_is_named(carry, tmp_path: Path) -> None:
+def test_a_missing_kit_part_or_recipe_is_named(carry, tmp_path: Path) -> None:
     kit_file(tmp_path, "gpu_kit/wheels.tar.xz", 10)
     kit_file(tmp_path, "gpu_kit/smollm2/part-aa", 10)
-    with pytest.raises(SystemExit, match="gpu_kit/scale-data.tar.xz: not there"):
-        carry.plan_calls(tmp_path, ["--extra-data", "gpu_kit/scale-data.tar.xz"], repo=10)
+    with pytest.raises(SystemExit, match="gpu_kit/run.tar.xz: not there; run `bash scripts/gpu"):
+        carry.plan_calls(tmp_path, "recipes/smollm2.toml", [], 540, repo=10)
+    kit_file(tmp_path, "gpu_kit/run.tar.xz", 10)
+    with pytest.raises(SystemExit, match="recipes/other.toml: no such recipe"):
+        carry.plan_calls(tmp_path, "recipes/other.toml", [], 540, repo=10)
     with pytest.raises(SystemExit, match="leave no room"):
-        carry.plan_calls(tmp_path, [], repo=200_000)
+        carry.plan_calls(tmp_path, "recipes/other.toml", [], 540, repo=200_000)

@@ -27,7 +27,7 @@ from webworld.train.models import load_policy
 from webworld.train.rollout import make_vector_env, plan_batch, play_batch
 
 # the fixed budget: 24 rollout batches of 4 x 8 episodes at learning rate 3e-4, three times the
-# tiny family's default: docs/learning_rates.md measured that all 12 runs of the four losses
+# tiny family's default: experiments/learning_rates/REPORT.md measured that all 12 runs of the four losses
 # reach 0.9 by batch 14 (median) at 3e-4 but only by batch 23-25 at 1e-4, the default chosen
 # for its margin on SFT'd policies (no optimiser step in the sweep moved it by more than a KL
 # of 0.007). Every other setting is the default (warm-up, temperature), but replies are cut

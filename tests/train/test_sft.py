@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from tests.data.factory import make_traj_root
 from webworld.data.export import export_dataset
+from webworld.data.switches import StudySwitches
 from webworld.errors import UsageError
 from webworld.train.models import load_policy, tiny_model, tiny_tokenizer
 from webworld.train.sft import SFTSettings, read_split, run_sft
@@ -24,14 +25,16 @@ from webworld.train.sft import SFTSettings, read_split, run_sft
 def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sft")
     make_traj_root(root / "traj")
-    export_dataset(root / "traj", root / "export", formats={"sft"}, screenshots_dir=None, progress=False)
+    export_dataset(root / "traj", root / "export", formats={"sft"}, progress=False)
     assert (root / "export" / "sft" / "validation.jsonl").is_file()
     return root / "export"
 
 
 def settings(export: Path, out: Path, **changes: object) -> SFTSettings:
+    """Small SFT settings; a study switch's name among ``changes`` turns it on."""
     fields: dict[str, object] = {"batch_size": 2, "max_steps": 3, "max_length": 1024, "device": "cpu"}
-    return SFTSettings(data=export, out=out, **{**fields, **changes})
+    study = {k: changes.pop(k) for k in list(changes) if k in StudySwitches.model_fields}
+    return SFTSettings(data=export, out=out, **{**fields, **changes, "study": study})
 
 
 def test_run_sft_trains_evaluates_saves_and_resumes(export: Path, tmp_path: Path) -> None:
@@ -138,12 +141,12 @@ def test_relabelled_ids_are_new_each_epoch_and_what_the_model_learns_from(
     relabelled = run_sft(settings(export, tmp_path / "relabel", relabel_ids=True), progress=False)
     assert plain.train_loss != relabelled.train_loss
     assert json.loads((tmp_path / "relabel" / "sft_summary.json").read_text())["settings"][
-        "relabel_ids"] is True
+        "study"]["relabel_ids"] is True
 
 
 def test_shuffled_ids_leave_page_order_and_exclude_relabelled_ids(
         export: Path, tmp_path: Path) -> None:
-    """--shuffle-ids: page lines' ids in no order (--relabel-ids keeps page order); asking
+    """--study shuffle_ids: page lines' ids in no order (relabel_ids keeps page order); asking
     for both is a clear error, in settings and on the command line."""
     from typer.testing import CliRunner
 
@@ -164,8 +167,8 @@ def test_shuffled_ids_leave_page_order_and_exclude_relabelled_ids(
     with pytest.raises(ValueError, match="choose one"):
         settings(export, tmp_path, relabel_ids=True, shuffle_ids=True)
     both = CliRunner().invoke(app, ["train", "sft", "--data", str(export), "--model", "tiny",
-                                    "--out", str(tmp_path / "run"), "--relabel-ids",
-                                    "--shuffle-ids"])
+                                    "--out", str(tmp_path / "run"), "--study", "relabel_ids",
+                                    "--study", "shuffle_ids"])
     assert both.exit_code == 2 and "choose one" in both.output and "Traceback" not in both.output
 
 
@@ -268,15 +271,14 @@ def test_extra_exports_add_training_chats_in_the_same_observation_mode(
     the first's; an export made in another observation mode is refused, naming its manifest."""
     traj = export.parent / "traj"
     whole = tmp_path / "whole"
-    export_dataset(traj, whole, formats={"sft"}, splits=(1.0, 0.0, 0.0), screenshots_dir=None,
-                   progress=False)
+    export_dataset(traj, whole, formats={"sft"}, splits=(1.0, 0.0, 0.0), progress=False)
     run_sft(settings(export, tmp_path / "run", extra_data=[whole]), progress=False)
     summary = json.loads((tmp_path / "run" / "sft_summary.json").read_text())
     assert summary["train_chats"] == 18 + len(read_split(whole, "train"))
     assert summary["settings"]["extra_data"] == [str(whole)]
     compact = tmp_path / "compact"
-    export_dataset(traj, compact, formats={"sft"}, splits=(1.0, 0.0, 0.0), screenshots_dir=None,
-                   observation="compact", progress=False)
+    export_dataset(traj, compact, formats={"sft"}, splits=(1.0, 0.0, 0.0), observation="compact",
+                   progress=False)
     with pytest.raises(UsageError, match="observation mode is 'compact'") as mixed:
         run_sft(settings(export, tmp_path / "mixed", extra_data=[compact]), progress=False)
     assert mixed.value.where == str(compact / "manifest.json")

@@ -26,7 +26,7 @@ the tab's page library. The sites use no web fonts, so there are none to wait fo
 A capture is Chromium's raster and encoding of the whole viewport, most of a verified
 step's cost beyond the bare gesture; and the same page is seen again and again (every
 candidate starts on the home page, task instances share their first steps: in the 30
-training worlds of experiments/learning.py 28% of the step screenshots were distinct). A
+training worlds of 46e44e0:experiments/learning.py 28% of the step screenshots were distinct). A
 :class:`ScreenshotCache` keeps a run's PNGs by a digest of everything the pixels depend on
 (:data:`PIXELS_KEY_JS`: the DOM, the controls' live values, scroll offsets, focus, hover,
 selection, viewport), so a page seen before is not captured again. Pages whose pixels

@@ -50,8 +50,12 @@ def chromium_path() -> str | None:
 
 async def launch_browser(playwright: Playwright) -> Browser:
     try:
+        # handle_sigint off: a terminal's Ctrl-C reaches Playwright's driver too, which would
+        # close the browser under the running pages (their errors classed as failed replays,
+        # or an exit 1); webworld stops on the KeyboardInterrupt and closes it itself
         return await playwright.chromium.launch(executable_path=chromium_path(),
-                                                args=CHROMIUM_ARGS, headless=True)
+                                                args=CHROMIUM_ARGS, headless=True,
+                                                handle_sigint=False)
     except Exception as exc:  # Playwright raises its own Error with a long log
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WebworldError(f"could not start Chromium ({first}); install Debian's "

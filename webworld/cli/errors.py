@@ -7,12 +7,13 @@ import functools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
+from rich.markup import escape
 
 from webworld.cli.console import err
-from webworld.errors import WebworldError
+from webworld.errors import WebworldError, missing_extra
 
 F = TypeVar("F", bound=Callable[..., object])
 FULL_BYTES = 1 << 20  # a device with less free space than this is the one that filled up
@@ -65,18 +66,30 @@ def _nearly_full(path: Path) -> bool:
         return False
 
 
+def _fail(exc: WebworldError) -> NoReturn:
+    # escaped: messages quote the user's text and TOML tables ("[llm]", "webworld[train]"),
+    # which rich would take for markup and drop
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True)
+    raise typer.Exit(exc.exit_code) from None
+
+
 def reports_errors(fn: F) -> F:
     """Print a :class:`WebworldError` as ``error: <where>: <what>`` and exit with its code;
     a full disk or a folder that cannot be written gets one such line too, and Ctrl-C a
-    line saying what was kept (exit 130, the shell's code for SIGINT)."""
+    line saying what was kept (exit 130, the shell's code for SIGINT), and a module that only
+    an optional extra installs the line naming that extra (exit 2)."""
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
         try:
             return fn(*args, **kwargs)
         except WebworldError as exc:
-            err.print(f"[bold red]error:[/] {exc}", markup=True)
-            raise typer.Exit(exc.exit_code) from None
+            _fail(exc)
+        except ModuleNotFoundError as exc:
+            extra = missing_extra(exc)
+            if extra is None:
+                raise
+            _fail(extra)
         except OSError as exc:
             message = disk_problem(exc, _outputs(kwargs))
             if message is None:

@@ -5,60 +5,26 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from webworld.cli.config_options import Given, config_options
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.cli.llm_options import LLMBaseURL, LLMBudget, LLMConfigFile, LLMKey
-from webworld.cli.options import RayAddress, RayInsecure, RayWorkers
-from webworld.errors import UsageError
-
-if TYPE_CHECKING:
-    from webworld.eval.policies import Policy
+from webworld.cli.options import RayInsecure
+from webworld.data.switches import TURNS, StudySwitches, require_applicable
+from webworld.errors import UsageError, validation_problems
+from webworld.eval.runner import EvalSettings
+from webworld.settings import switch_names
 
 eval_app = typer.Typer(help="Score a policy: held-out worlds, MiniWoB++, any world folder.",
                        invoke_without_command=True)
 
-HELDOUT_DIR = Path("heldout")
-
-
-GroundNames = typer.Option(False, "--ground-names", help="Move a model's action to the element "
-                           "its thought quotes when the id points at another (one match on "
-                           "the page; webworld.eval.grounding).")
-
-
-def grounded(policy: Policy) -> Policy:
-    """``policy``'s replies grounded by name (webworld.eval.grounding); a scripted policy is a
-    usage error, and is closed first."""
-    from webworld.eval.grounding import GroundedPolicy
-
-    try:
-        return GroundedPolicy(policy)
-    except UsageError:
-        policy.close()
-        raise
-
-
-BreakLoops = typer.Option(False, "--break-loops", help="Where a model would take an action "
-                          "again on a page that reads as when it took it, play the action it "
-                          "samples most often among 8 replies, those taken there left out "
-                          "(webworld.eval.loops).")
-
-
-def loops_broken(policy: Policy) -> Policy:
-    """``policy`` with its loops broken (webworld.eval.loops); one that cannot sample other
-    replies is a usage error, and is closed first."""
-    from webworld.eval.loops import LoopBreakingPolicy
-
-    try:
-        return LoopBreakingPolicy(policy)
-    except UsageError:
-        policy.close()
-        raise
+HELDOUT_DIR = EvalSettings.model_fields["heldout_dir"].default
 
 
 def say_grounded(policy: object) -> int | None:
@@ -83,82 +49,29 @@ def _progress() -> Progress:
 
 @eval_app.callback()
 @reports_errors
-def eval_cmd(
-    ctx: typer.Context,
-    policy: str = typer.Option(None, "--policy", "-p",
-                               help="oracle, random, hf:PATH (hf:smollm2) or openai:MODEL."),
-    suite: str = typer.Option("heldout", "--suite", "-s",
-                              help="heldout, miniwob, miniwob:TASK,..., autowebworld:DIR (a "
-                                   "folder of AutoWebWorld fsm.json files) or a folder with "
-                                   "sites/ and trajectories/."),
-    episodes: int = typer.Option(2, "--episodes", "-n", min=1, help="Episodes per task (instance)."),
-    results: Path = typer.Option(Path("results.jsonl"), "--out", "-o",
-                                 help="Results, one JSON line per episode (appended; resumes)."),
-    report: Path = typer.Option(None, "--report", help="Also write this HTML report."),
-    workers: int = typer.Option(2, "--workers", "-w", min=1,
-                                 help="Episodes played side by side."),
-    seed: int = typer.Option(0, "--seed"),
-    max_steps: int = typer.Option(None, "--max-steps", min=1, help="Default: twice the shortest path "
-                                                            "(MiniWoB++: 50)."),
-    observation: str = typer.Option(None, "--observation", help="full or compact (default: "
-                                    "what an hf: policy was trained on, else full)"),
-    fast: bool = typer.Option(False, "--fast", help="World suites in the fast env (no browser)."),
-    ray: str = RayAddress,
-    ray_workers: int = RayWorkers,
-    ray_insecure: bool = RayInsecure,
-    traces: int = typer.Option(3, "--traces", min=0, help="Episodes recorded with screenshots."),
-    heldout_dir: Path = typer.Option(HELDOUT_DIR, "--heldout-dir",
-                                     help="Where the held-out worlds are (made if missing)."),
-    device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda (default: "
-                                                      "cuda when there is one)."),
-    ground: bool = GroundNames,
-    break_loops: bool = BreakLoops,
-    base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
-    budget: float = LLMBudget,
-) -> None:
+@config_options(EvalSettings)
+def eval_cmd(given: Given[EvalSettings], ray_insecure: bool = RayInsecure) -> None:
     """Play the suite's episodes with the policy; print the summary (and write the report)."""
-    if ctx.invoked_subcommand is not None:
+    if given.context.invoked_subcommand is not None:
         return
-    if policy is None:
-        raise UsageError("--policy is required (oracle, random, hf:PATH or openai:MODEL)")
-    from webworld.eval.policies import make_eval_policy
     from webworld.eval.results import read_results
-    from webworld.eval.runner import EvalConfig, EvalRun
-    from webworld.eval.suites import resolve_suite
+    from webworld.eval.runner import run_eval
 
-    if observation is None:
-        from webworld.train.models import policy_observation
-
-        observation = policy_observation(policy[3:], "full") if policy.startswith("hf:") \
-            else "full"
-    config = EvalConfig(episodes=episodes, seed=seed, workers=workers, max_steps=max_steps,
-                        observation=observation, fast=fast, traces=traces, ray=ray,
-                        ray_workers=ray_workers)
-    if suite == "heldout" and not (heldout_dir / "sites").is_dir():
-        err.print(f"making the held-out worlds in {heldout_dir}/ (once)")
-    if suite.startswith("autowebworld:"):
-        err.print("importing, building and verifying the AutoWebWorld files (once per change)")
-    resolved = resolve_suite(suite, heldout_dir=heldout_dir, workers=workers)
-    chosen = make_eval_policy(policy, resolved.worlds, device=device, base_url=base_url,
-                              api_key=api_key, config_file=config_file, budget_usd=budget)
-    chosen = grounded(chosen) if ground else chosen
-    chosen = loops_broken(chosen) if break_loops else chosen
-    try:
-        with _progress() as progress:
-            stats = EvalRun(resolved, chosen, results, config, progress).run()
-    finally:
-        chosen.close()
-    records = read_results(results)
+    settings = given.settings()
+    with _progress() as progress:
+        outcome = run_eval(settings, progress, note=err.print)
+    records = read_results(settings.out)
     print_summary(records)
-    say_grounded(chosen)
+    say_grounded(outcome.policy)
+    stats = outcome.stats
     out.print(f"{stats.episodes} episodes played in {stats.seconds:.1f} s "
-              f"({stats.per_second:.2f} episodes/s); {stats.skipped} already in {results}")
+              f"({stats.per_second:.2f} episodes/s); {stats.skipped} already in {settings.out}")
     if stats.stopped:
         err.print(f"[yellow]stopped early:[/] {stats.stopped}; run again to resume")
-    if report is not None:
+    if settings.report is not None:
         from webworld.eval.report import write_report
 
-        out.print(f"report: {write_report(records, results, report)}")
+        out.print(f"report: {write_report(records, settings.out, settings.report)}")
 
 
 def print_summary(records: list[dict]) -> None:
@@ -272,49 +185,39 @@ def turns_cmd(
     sample: int = typer.Option(None, "--sample", "-n", min=1, help="Score this many turns, drawn "
                                                                     "with --seed (default: all)."),
     seed: int = typer.Option(0, "--seed"),
-    relabel: bool = typer.Option(False, "--relabel-ids", help="Ask each turn with its element ids "
-                                 "renumbered (seeded, in page order): a model that remembers "
-                                 "ids rather than reading them falls here."),
-    shuffle: bool = typer.Option(False, "--shuffle-ids", help="Like --relabel-ids, in no page "
-                                 "order: a model that counts down the page rather than copying "
-                                 "the id from its line falls here."),
-    move: bool = typer.Option(False, "--move-choices", help="Ask each turn whose task names the "
-                              "element it picks with that element moved to a sibling's place "
-                              "(seeded): a model that picks by place, not by name, falls here."),
-    rename: bool = typer.Option(False, "--rename-choices", help="Ask each turn whose task names "
-                                "the element it picks with that element renamed, in task and "
-                                "page (seeded): a model that recalls names rather than finding "
-                                "the task's on the page falls here."),
+    study: list[str] = typer.Option([], "--study", help="Study switches, repeatable: "
+                                    f"{', '.join(TURNS)} (webworld.data.switches: each turn "
+                                    "asked changed that way, seeded; ground_names: the replies "
+                                    "grounded by name)."),
     results: Path = typer.Option(None, "--out", "-o", help="Also write the scores as JSON here."),
     device: str = typer.Option(None, "--device", help="hf: policies: cpu or cuda."),
-    ground: bool = GroundNames,
     base_url: str = LLMBaseURL, api_key: str = LLMKey, config_file: Path = LLMConfigFile,
     budget: float = LLMBudget,
 ) -> None:
     """Per-turn accuracy: how often the policy answers a recorded turn with its action."""
     from webworld.data.augment import move_choice, relabel_ids, rename_choice
     from webworld.eval.policies import make_eval_policy
+    from webworld.eval.runner import wrapped
     from webworld.eval.results import Rate
     from webworld.eval.turns import read_turns, score_turns
     from webworld.fsio import atomic_write_json
 
+    switches = turn_switches(study)
     if not data.is_file():
         raise UsageError("no such file", str(data))
     if not policy.startswith(("hf:", "openai:")):
         raise UsageError(f"eval turns scores a model: hf:PATH or openai:MODEL, not {policy!r}")
-    if relabel and shuffle:
-        raise UsageError("--relabel-ids and --shuffle-ids both renumber ids: choose one")
     chats = read_turns(data, sample, seed)
     rng = random.Random(seed)
-    if move:
+    if switches.move_choices:
         chats = [move_choice(chat, rng) for chat in chats]
-    if rename:
+    if switches.rename_choices:
         chats = [rename_choice(chat, rng) for chat in chats]
-    if relabel or shuffle:
-        chats = [relabel_ids(chat, rng, ordered=not shuffle) for chat in chats]
-    chosen = make_eval_policy(policy, None, device=device, base_url=base_url, api_key=api_key,
-                              config_file=config_file, budget_usd=budget)
-    chosen = grounded(chosen) if ground else chosen
+    if switches.relabel_ids or switches.shuffle_ids:
+        chats = [relabel_ids(chat, rng, ordered=not switches.shuffle_ids) for chat in chats]
+    chosen = wrapped(make_eval_policy(policy, None, device=device, base_url=base_url,
+                                      api_key=api_key, config_file=config_file,
+                                      budget_usd=budget), switches)
     try:
         with _progress() as progress:
             bar = progress.add_task("turns", total=len(chats))
@@ -339,8 +242,19 @@ def turns_cmd(
     moved = say_grounded(chosen)
     if results is not None:
         atomic_write_json(results, {"data": str(data), "policy": policy, "seed": seed,
-                                    "relabel_ids": relabel, "shuffle_ids": shuffle,
-                                    "move_choices": move,
-                                    "rename_choices": rename, "ground_names": ground,
-                                    **({"grounding_moved": moved} if ground else {}),
+                                    **{name: getattr(switches, name) for name in TURNS},
+                                    **({"grounding_moved": moved} if switches.ground_names
+                                       else {}),
                                     **scores.as_dict()})
+
+
+def turn_switches(names: list[str]) -> StudySwitches:
+    """The study switches named for ``eval turns``; one it does not take is a usage error."""
+    try:
+        switches = StudySwitches.model_validate(switch_names(StudySwitches, names, "--study"))
+        require_applicable(switches, TURNS, "webworld eval turns")
+    except ValidationError as exc:
+        raise UsageError(validation_problems(exc), "--study") from None
+    except ValueError as exc:
+        raise UsageError(str(exc), "--study") from None
+    return switches

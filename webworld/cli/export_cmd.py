@@ -14,8 +14,7 @@ from webworld.cli.options import TRAJECTORIES_DIR
 from webworld.data.export import FORMATS, ExportSummary, export_dataset
 from webworld.data.splits import SPLITS
 from webworld.errors import UsageError
-
-DATASETS_DIR = Path("datasets/webworld")
+from webworld.pipeline import DATASET_DIR as DATASETS_DIR
 
 ExportFormat = StrEnum("ExportFormat", {f: f for f in FORMATS})  # type: ignore[misc]
 

@@ -9,21 +9,10 @@ import typer
 from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import SPECS_DIR, ProfileChoice, StateBudget
-from webworld.errors import WebworldError
-from webworld.propose.improve import ImproveResult, improve
-from webworld.propose.procedural import generate
+from webworld.pipeline import propose_world
+from webworld.propose.improve import improve
 from webworld.spec.io import load_spec, save_spec
 from webworld.spec.models import WorldSpec
-
-
-def propose_world(theme: str, profile: str, seed: int, state_budget: int) -> ImproveResult:
-    """Propose a draft, then validate and improve it: the pipeline's first stage."""
-    proposal = generate(theme, profile, seed)
-    result = improve(proposal.spec, state_budget=state_budget)
-    if not result.valid:
-        raise WebworldError(f"the improver could not make {proposal.spec.id} valid:\n"
-                            f"{result.summary()}")
-    return result
 
 
 def describe(spec: WorldSpec) -> str:

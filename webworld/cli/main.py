@@ -15,6 +15,7 @@ from webworld.cli.explore_cmd import explore_cmd
 from webworld.cli.export_cmd import export_cmd
 from webworld.cli.generate_cmd import generate_cmd, improve_cmd
 from webworld.cli.import_cmd import import_app
+from webworld.cli.recipe_cmd import recipe_app
 from webworld.cli.site_cmd import render_cmd, serve_cmd
 from webworld.cli.spec_cmd import spec_app, validate_cmd
 from webworld.cli.train_cmd import train_app
@@ -33,6 +34,7 @@ app.add_typer(env_app, name="env")
 app.add_typer(eval_app, name="eval")
 app.add_typer(train_app, name="train")
 app.add_typer(import_app, name="import")
+app.add_typer(recipe_app, name="recipe")
 app.command("generate")(generate_cmd)
 app.command("validate")(validate_cmd)
 app.command("improve")(improve_cmd)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from enum import StrEnum
-from pathlib import Path
 
 import typer
 
+from webworld.pipeline import SPECS_DIR, TRAJECTORIES_DIR  # noqa: F401  (defined once there)
 from webworld.spec.graph import DEFAULT_STATE_BUDGET
 
 
@@ -23,9 +23,6 @@ class Transition(StrEnum):
     navigate = "navigate"
     swap = "swap"
 
-
-SPECS_DIR = Path("fsm_specs")
-TRAJECTORIES_DIR = Path("trajectories")
 
 StateBudget = typer.Option(DEFAULT_STATE_BUDGET, "--state-budget", min=1,
                            help="Most states BFS may visit before it reports the cut.")

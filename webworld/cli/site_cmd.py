@@ -10,11 +10,10 @@ import typer
 from webworld.cli.console import err, out
 from webworld.cli.errors import reports_errors
 from webworld.errors import UsageError
+from webworld.pipeline import SITES_DIR
 from webworld.render.site import render_site
 from webworld.render.themes import THEMES
 from webworld.spec.io import load_spec
-
-SITES_DIR = Path("sites")
 
 
 @reports_errors

@@ -1,4 +1,6 @@
-"""`webworld verify`: replay candidates in Chromium and keep what verifies."""
+"""`webworld verify`: replay candidates in Chromium and keep what verifies.
+
+The work is :func:`webworld.pipeline.verify_sites`; this module parses and prints."""
 
 from __future__ import annotations
 
@@ -12,14 +14,14 @@ from rich.table import Table
 from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
 from webworld.cli.options import TRAJECTORIES_DIR, RayAddress, RayInsecure, RayWorkers
-from webworld.cli.site_cmd import SITES_DIR
 from webworld.errors import UsageError
+from webworld.pipeline import DEFAULT_WORKERS, SITES_DIR, BuildEvent, verify_sites
 
 if TYPE_CHECKING:  # Playwright is imported when a command runs (`webworld train` needs none)
-    from webworld.verify.replay import ReplayConfig
     from webworld.verify.runner import WorldStats
 
-Workers = typer.Option(4, "--workers", "-w", min=1, max=32, help="Parallel browser contexts.")
+Workers = typer.Option(DEFAULT_WORKERS, "--workers", "-w", min=1, max=32,
+                       help="Parallel browser contexts.")
 
 
 @reports_errors
@@ -43,42 +45,19 @@ def verify_cmd(
     if not ids:
         raise UsageError(f"nothing to verify: no world has both {sites_dir}/<world>/ and "
                          f"{traj_dir}/<world>/candidates.jsonl")
-    stats = run_verification([sites_dir / w for w in ids], traj_dir, workers=workers,
-                             retry_failed=retry_failed,
-                             config=ReplayConfig(screenshots=not no_screenshots),
-                             ray=ray, ray_workers=ray_workers)
-    print_stats(stats)
-
-
-def run_verification(site_dirs: list[Path], traj_dir: Path, *, workers: int,
-                     retry_failed: bool = False, config: ReplayConfig | None = None,
-                     ray: str | None = None, ray_workers: int | None = None
-                     ) -> list[WorldStats]:
-    """Verify locally, or with ``ray`` on a Ray cluster (``workers`` contexts per worker)."""
-    from webworld.verify.runner import load_candidates, verify_worlds
-
-    total = sum(len(load_candidates(traj_dir / d.name)) for d in site_dirs)
     columns = (TextColumn("verify"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[ok]} verified"), TimeElapsedColumn())
     with Progress(*columns, console=out, transient=True) as progress:
-        bar = progress.add_task("verify", total=total, ok=0)
-        done = {"ok": 0}
+        bar = progress.add_task("verify", total=None, ok=0)
 
-        def tick(world: str, ok: bool) -> None:
-            done["ok"] += ok
-            progress.update(bar, advance=1, ok=done["ok"])
+        def tick(event: BuildEvent) -> None:
+            progress.update(bar, completed=event.done, total=event.total, ok=event.verified)
 
-        if ray:
-            from webworld.scale.verify import verify_worlds_on_ray
-
-            stats = verify_worlds_on_ray(site_dirs, traj_dir, address=ray, contexts=workers,
-                                         actors=ray_workers, config=config,
-                                         retry_failed=retry_failed, progress=tick)
-        else:
-            stats = verify_worlds(site_dirs, traj_dir, workers=workers, config=config,
-                                  retry_failed=retry_failed, progress=tick)
-        progress.update(bar, completed=total)
-    return stats
+        stats = verify_sites([sites_dir / w for w in ids], traj_dir, workers=workers,
+                             retry_failed=retry_failed,
+                             config=ReplayConfig(screenshots=not no_screenshots),
+                             ray=ray, ray_workers=ray_workers, progress=tick)
+    print_stats(stats)
 
 
 def print_stats(stats: list[WorldStats]) -> None:

@@ -2,7 +2,7 @@
 trained on a few sites learns to read a page and a task rather than remember them.
 
 A turn is the three messages of :mod:`webworld.data.prompting` (system, user, assistant).
-Measured on SmolLM2 after SFT on 30 worlds (`docs/learning.md`): asked validation turns with
+Measured on SmolLM2 after SFT on 30 worlds (`experiments/smollm2/REPORT.md`): asked validation turns with
 their ids renumbered, it answered 14% as recorded against 61% with the sites' own ids; and a
 world's tasks draw their typed values from a few dozen names and emails, which it recalled
 instead of copying the task's. Each function here takes one such shortcut away:
@@ -18,13 +18,13 @@ instead of copying the task's. Each function here takes one such shortcut away:
 * :func:`rename_choice`: that element given a new name, in the task and on the page alike.
   The held-out worlds' items are names no training site had, and most failed held-out
   episodes first went wrong on a sibling of the element the task names
-  (`docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
+  (`46e44e0:docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
   finding the task's name on the page;
 * :func:`vary_date`: the day a task asks for moved to another day of its month, in the task,
   the calendar (the day's button and the grid's plain number trade places), the history and
   the thought. learning.py's 30 training worlds pick 8 dates in 28 turns, and the SFT policy
   clicked ``Wednesday, 28 April 2027`` for the task's 2027-04-21 in 6 held-out episodes
-  (`docs/learning_thoughts.md`): so few dates are remembered, not read.
+  (`46e44e0:docs/learning_thoughts.md`): so few dates are remembered, not read.
 """
 
 from __future__ import annotations

@@ -3,14 +3,15 @@
 Input: ``<traj_root>/<world>/verified.jsonl`` (+ ``failures.jsonl``, ``images/``), as
 described in :mod:`webworld.data.records`. Output, under ``out_dir``::
 
-    images/<world>/<trajectory>/<n>.png the screenshots: the one stored copy of each
+    images/<world>/<trajectory>/<n>.png the screenshots: the one stored copy of each (none in a
+                                        text-only export: see below)
     jsonl/<split>.jsonl                 trajectories, screenshot paths relative to out_dir
     parquet/<split>.parquet             one row per step, ``screenshot`` = that path
     hf/                                 the same rows as a DatasetDict (save_to_disk)
     sft/<split>.jsonl                   one chat per step: {"messages": [...], "screenshot": path,
                                         "detour": a step its task did without (detours.py)}
-    assets/                             pictures for the card (from ``screenshots_dir``)
-    README.md                           dataset card (Hugging Face YAML header)
+    README.md                           dataset card (Hugging Face YAML header); its pictures
+                                        are screenshots of the dataset, in images/
     manifest.json                       counts, splits and files (marks the folder as ours)
 
 Each screenshot is stored once, in ``images/``, and every format points to it with the
@@ -25,6 +26,11 @@ usual self-contained Hub layout), and :func:`load_sft_dataset` adds the images t
 chats. Read with ``datasets`` directly, the column is the path string. The verifier
 writes its PNGs for speed (zlib's fastest level); the export deflates them again at the
 default level, losslessly (the same filtered rows: :mod:`webworld.data.png`).
+
+Trajectories verified with ``--no-screenshots`` have steps whose screenshot is null: they
+export as they are, every format's ``screenshot`` null (no image in ``images/``, none in
+``load_steps``' rows, an empty ``images`` list in ``load_sft_dataset``'s). An export with no
+screenshot at all is text-only, and its card says so.
 
 Everything is built in a temporary folder next to ``out_dir`` that then replaces it in
 one rename, so a reader sees the old export or the new one, never a mix. A folder that
@@ -75,7 +81,7 @@ from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir
 
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
-DEFAULT_SCREENSHOTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+CARD_PICTURES = 2  # screenshots the card shows, of as many trajectories (worlds, if there are)
 MANIFEST = "manifest.json"
 
 
@@ -94,7 +100,6 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
                    splits: tuple[float, float, float] = (0.8, 0.1, 0.1),
                    seed: int = 0,
                    worlds: list[str] | None = None,
-                   screenshots_dir: Path | None = DEFAULT_SCREENSHOTS_DIR,
                    observation: str = "full",
                    console: Console | None = None,
                    progress: bool = True) -> ExportSummary:
@@ -103,8 +108,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     Splits are by world (``splits`` = train, validation, test fractions); ``worlds`` limits
     the export to those world ids. ``observation`` (full or compact) is the page text the
     SFT prompts show, as the environments show it in the same mode; step rows carry both.
-    ``screenshots_dir`` holds PNGs for the dataset card (when it has none, the card shows
-    the first screenshots of two trajectories).
+    The card's pictures are the dataset's own screenshots (none when it is text-only).
     Raises :class:`~webworld.errors.UsageError` for bad arguments and
     :class:`~webworld.data.reading.RecordError` (with file and line) for bad input.
     """
@@ -129,7 +133,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
         try:
-            _build(tmp, scans, summary, screenshots_dir, bar)
+            _build(tmp, scans, summary, bar)
             replace_dir(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -203,6 +207,8 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
                                   f"{world_dir / 'verified.jsonl'}:{lineno}")
             summary.trajectories += 1
             summary.steps += len(traj["steps"])
+            summary.screenshots += sum(s["observation"]["screenshot"] is not None
+                                       for s in traj["steps"])
             summary.fsm_steps += traj["length"]
             themes[traj["theme"]] += 1
             transitions[traj.get("transition", "navigate")] += 1
@@ -246,6 +252,7 @@ def _plan(scans: list[_Scan], out_dir: Path, formats: tuple[str, ...],
             summary.splits[split].worlds.append(w)
             summary.splits[split].trajectories += worlds[w].trajectories
             summary.splits[split].steps += worlds[w].steps
+            summary.splits[split].screenshots += worlds[w].screenshots
     if note:
         summary.notes.append(note)
     empty = sorted(set(worlds) - set(usable))
@@ -256,22 +263,24 @@ def _plan(scans: list[_Scan], out_dir: Path, formats: tuple[str, ...],
             summary.notes.append(f"{w}: skipped a partial last line ({line})")
         if s.duplicates:
             summary.notes.append(f"{w}: dropped {s.duplicates} repeated trajectory id(s)")
+        if s.split and s.screenshots < s.steps:
+            summary.notes.append(f"{w}: {s.steps - s.screenshots} of {s.steps} steps have no "
+                                 "screenshot (verified with --no-screenshots)")
     return summary
 
 
 # --- pass 2: writing --------------------------------------------------------------------------
 
 
-def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
-           screenshots_dir: Path | None, bar: Progress) -> None:
+def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary, bar: Progress) -> None:
     formats = set(summary.formats)
     by_world = {s.summary.world_id: s for s in scans}
     staging = tmp / ".staging"
     staging.mkdir()
     examples: list[dict[str, Any]] = []
-    written: dict[str, list[Path]] = {"images": [tmp / "images"]}
+    written: dict[str, list[Path]] = {"images": [tmp / "images"]} if summary.screenshots else {}
     live = [s for s in SPLITS if summary.splits[s].trajectories]
-    shots = bar.add_task("screenshots", total=summary.steps)
+    shots = bar.add_task("screenshots", total=summary.screenshots)
     copies: list[Future] = []
     # zlib and file writes let go of the GIL: the images compress on every core
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -304,10 +313,7 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary,
     written["card"] = [tmp / "README.md"]
     written["manifest"] = [tmp / MANIFEST]
     summary.paths = {k: [summary.out_dir / p.relative_to(tmp) for p in v] for k, v in written.items()}
-    assets = _card_assets(tmp, scans, summary, screenshots_dir)
-    if any(p.parts[0] == "assets" for p in assets):
-        summary.paths["assets"] = [summary.out_dir / "assets"]
-    write_card(tmp / "README.md", summary, examples, assets)
+    write_card(tmp / "README.md", summary, examples, _card_pictures(scans))
     atomic_write_json(tmp / MANIFEST, summary.to_dict())
 
 
@@ -367,9 +373,9 @@ class _SplitSink:
         last = len(traj["steps"]) - 1
         for n, step in enumerate(traj["steps"]):
             obs = step["observation"]
-            src = world_dir / obs["screenshot"]
-            image = f"{folder}/{n}.png"
-            self.copy(src, self.tmp / image)
+            image = None if obs["screenshot"] is None else f"{folder}/{n}.png"
+            if image is not None:
+                self.copy(world_dir / obs["screenshot"], self.tmp / image)
             written = _written_thoughts(str(world_dir)).get(traj["id"], [])
             thought = (written[n] if n < len(written) else
                        thought_for_step(step, intent, n == last))
@@ -472,41 +478,33 @@ def _maybe_example(examples: list[dict[str, Any]], row: dict[str, Any]) -> None:
     examples.append(row)
 
 
-def _card_assets(tmp: Path, scans: list[_Scan], summary: ExportSummary,
-                 screenshots_dir: Path | None) -> list[Path]:
-    """The card's pictures, relative to the card: those of ``screenshots_dir`` copied into
-    ``assets/``, else two of the dataset's own screenshots, where they are (not copied)."""
-    pngs = sorted(screenshots_dir.glob("*.png")) if screenshots_dir and screenshots_dir.is_dir() else []
-    if not pngs:
-        picks = _first_screenshots(scans)
-        where = f"no PNGs in {screenshots_dir}" if screenshots_dir else "no card screenshots given"
-        summary.notes.append(f"{where}: the card shows the first screenshots of "
-                             f"{len(picks)} trajectories")
-        return picks
-    out = []
-    for src in pngs:
-        dest = tmp / "assets" / src.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        out.append(Path("assets") / src.name)
-    return out
-
-
-def _first_screenshots(scans: list[_Scan]) -> list[Path]:
-    """Step 0 of two trajectories, from two worlds when there are two (export paths)."""
+def _card_pictures(scans: list[_Scan]) -> list[Path]:
+    """The card's pictures, paths in the export: the first screenshot of
+    :data:`CARD_PICTURES` trajectories, from as many worlds when there are (a text-only
+    export has none)."""
     picks: list[Path] = []
-    order = [s for s in scans if s.summary.split] * 2  # second round: second trajectory
+    exported = [s for s in scans if s.summary.split and s.summary.screenshots]
     used: set[str] = set()
-    for scan in order:
-        for _, traj in _unique(iter_verified(scan.dir, JsonlRead(), scan.read.end), WorldSummary("")):
-            if traj["id"] in used:
-                continue
-            used.add(traj["id"])
-            picks.append(Path("images") / traj["world_id"] / safe_name(traj["id"]) / "0.png")
-            break
-        if len(picks) == 2:
-            break
+    for _ in range(CARD_PICTURES):  # a round over the worlds: one more trajectory of each
+        for scan in exported:
+            pick = _first_screenshot(scan, used)
+            if pick is not None:
+                picks.append(pick)
+            if len(picks) == CARD_PICTURES:
+                return picks
     return picks
+
+
+def _first_screenshot(scan: _Scan, used: set[str]) -> Path | None:
+    """The first screenshot of the world's first trajectory not in ``used`` (then in it)."""
+    for _, traj in _unique(iter_verified(scan.dir, JsonlRead(), scan.read.end), WorldSummary("")):
+        shots = [n for n, step in enumerate(traj["steps"])
+                 if step["observation"]["screenshot"] is not None]
+        if traj["id"] in used or not shots:
+            continue
+        used.add(traj["id"])
+        return Path("images") / traj["world_id"] / safe_name(traj["id"]) / f"{shots[0]}.png"
+    return None
 
 
 # --- files ------------------------------------------------------------------------------------
@@ -589,7 +587,8 @@ def _with_screenshots(ds, out_dir: Path):  # Dataset -> Dataset
     from datasets import Image
 
     order = ds.column_names
-    paths = [str(out_dir / p) for p in ds.select_columns("screenshot").to_dict()["screenshot"]]
+    paths = [None if p is None else str(out_dir / p)  # None: a step verified without one
+             for p in ds.select_columns("screenshot").to_dict()["screenshot"]]
     ds = ds.remove_columns("screenshot").add_column("screenshot", paths)
     return ds.cast_column("screenshot", Image()).select_columns(order)
 
@@ -599,8 +598,9 @@ def load_sft_dataset(out_dir: Path, split: str = "train", *, with_images: bool =
     """``sft/<split>.jsonl`` as a ``datasets.Dataset`` ready for ``trl.SFTTrainer``.
 
     The records are text chats (a text-only model trains on them as they are) with the
-    screenshot's path relative to the export folder. ``with_images`` adds an ``images``
-    column of PIL images for a vision-language model and its processor.
+    screenshot's path relative to the export folder (null in a text-only export).
+    ``with_images`` adds an ``images`` column of PIL images for a vision-language model and
+    its processor (an empty list for a step without a screenshot).
     """
     from datasets import Image, List, load_dataset
 
@@ -609,5 +609,17 @@ def load_sft_dataset(out_dir: Path, split: str = "train", *, with_images: bool =
                       split=split, cache_dir=cache_dir)
     if not with_images:
         return ds
-    ds = ds.map(lambda r: {"images": [str(out_dir / r["screenshot"])]})
+    if _is_text_only(out_dir):
+        raise UsageError("a text-only export (verified with --no-screenshots): no "
+                         "screenshots to add as images", str(out_dir))
+    ds = ds.map(lambda r: {"images": [str(out_dir / r["screenshot"])] if r["screenshot"] else []})
     return ds.cast_column("images", List(Image()))
+
+
+def _is_text_only(out_dir: Path) -> bool:
+    """Whether the export in ``out_dir`` has no screenshot at all (its manifest says so)."""
+    try:
+        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return manifest.get("screenshots", 1) == 0 and manifest.get("steps", 0) > 0

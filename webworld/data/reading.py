@@ -150,7 +150,8 @@ def _got(value: Any) -> str:
 
 
 def check_trajectory(traj: dict[str, Any], world_dir: Path, where: str) -> None:
-    """Shape, and what the export relies on: steps exist, actions parse, screenshots are PNGs."""
+    """Shape, and what the export relies on: steps exist, actions parse, screenshots (where
+    the step has one) are PNGs."""
     try:
         check_shape(traj, VerifiedTrajectory)
     except ValueError as exc:
@@ -169,6 +170,8 @@ def check_trajectory(traj: dict[str, Any], world_dir: Path, where: str) -> None:
         if call.bid != step["bid"]:
             raise RecordError(f"steps[{n}].action {step['action']!r} targets {call.bid!r} "
                               f"but bid is {step['bid']!r}", where)
+        if step["observation"]["screenshot"] is None:
+            continue  # verified with --no-screenshots: a text-only step
         shot = (world_dir / step["observation"]["screenshot"]).resolve()
         if not shot.is_relative_to(root):
             raise RecordError(f"steps[{n}].observation.screenshot points outside the world "
@@ -177,10 +180,11 @@ def check_trajectory(traj: dict[str, Any], world_dir: Path, where: str) -> None:
             with shot.open("rb") as handle:
                 magic = handle.read(8)
         except OSError:
-            # the usual cause: `webworld verify --no-screenshots`, whose records still name them
-            hint = "; verified with --no-screenshots? The export needs the screenshots: " \
-                f"verify again without that flag (move {world_dir / 'verified.jsonl'} away " \
-                "first)" if not (world_dir / "images").is_dir() else ""
+            # the usual cause: `--no-screenshots` of an older webworld, whose records still
+            # named them (records now say null: a text-only step)
+            hint = "; verified with --no-screenshots by an older webworld? Verify again " \
+                f"(move {world_dir / 'verified.jsonl'} away first): its records then export " \
+                "as a text-only dataset" if not (world_dir / "images").is_dir() else ""
             raise RecordError(f"steps[{n}].observation.screenshot: no such file {shot}{hint}",
                               where) from None
         if magic != PNG_MAGIC:

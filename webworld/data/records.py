@@ -30,7 +30,8 @@ FAILURE_CLASSES: tuple[str, ...] = FailureClass.__args__  # type: ignore[attr-de
 class Observation(TypedDict):
     url: str
     axtree: str               # accessibility text with element ids, one node per line
-    screenshot: str           # PNG path relative to the world folder
+    screenshot: str | None    # PNG path relative to the world folder; null: verified
+                              # with --no-screenshots (a text-only step)
 
 
 class VerifiedStep(TypedDict):

@@ -19,6 +19,7 @@ class WorldSummary:
     split: str | None = None          # None: no verified trajectories, not exported
     trajectories: int = 0
     steps: int = 0
+    screenshots: int = 0              # steps with a screenshot (none: verified --no-screenshots)
     fsm_steps: int = 0                # sum of the trajectories' FSM lengths
     failures: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0               # repeated trajectory ids dropped (first one kept)
@@ -34,6 +35,7 @@ class SplitSummary:
     worlds: list[str] = field(default_factory=list)
     trajectories: int = 0
     steps: int = 0
+    screenshots: int = 0
 
 
 @dataclass
@@ -57,6 +59,15 @@ class ExportSummary:
     def steps(self) -> int:
         return sum(s.steps for s in self.splits.values())
 
+    @property
+    def screenshots(self) -> int:
+        """Steps with a screenshot; 0: a text-only export (verified with --no-screenshots)."""
+        return sum(s.screenshots for s in self.splits.values())
+
+    @property
+    def text_only(self) -> bool:
+        return self.screenshots == 0
+
     def split_of(self, world_id: str) -> str | None:
         return self.worlds[world_id].split
 
@@ -75,6 +86,7 @@ class ExportSummary:
             "notes": list(self.notes),
             "trajectories": self.trajectories,
             "steps": self.steps,
+            "screenshots": self.screenshots,
         }
 
 
@@ -98,7 +110,8 @@ STEP_COLUMNS: dict[str, str] = {
     "axtree": "accessibility text the agent reads, element ids in brackets",
     "axtree_compact": "the compact observation mode of the same page (same ids)",
     "screenshot": "PNG of the viewport before the action: its path in the export folder "
-                  "(images/...; an image through load_steps)",
+                  "(images/...; an image through load_steps); null if verified without "
+                  "screenshots",
     "action": "the action to predict, e.g. click('12')",
     "bid": "element id the action targets",
     "bbox": "target box [x, y, width, height] in CSS pixels (null if unknown)",

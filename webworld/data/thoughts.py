@@ -5,7 +5,7 @@ label, value, the FSM action's label, the name of the element the gesture acts o
 task's intent and whether the step is the last. It quotes the element acted on: where one
 FSM step takes several gestures (a date picker: open the calendar, click the day), each
 gesture's thought names its own control and what it is for, so a policy learns the name
-with the id it points at (and ``--ground-names`` reads the thought it was taught). A claim
+with the id it points at (and ``--study ground_names`` reads the thought it was taught). A claim
 that *the task* asks for a value is made only when the value appears in the intent. The
 phrasing varies between steps but is a pure function of the inputs
 (a SHA-256 of them picks the template), so exports are byte-identical run to run.

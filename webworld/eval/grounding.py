@@ -3,7 +3,7 @@
 A trained policy's replies say what they act on twice: the thought quotes the element's name
 (“Europe”, as the export's thoughts do) and the action gives its id. On new sites the two
 part ways in one way above all: the thought names the right element and the id is copied
-from the line beside it (docs/learning_names.md). ``--ground-names`` trusts the name: when
+from the line beside it (46e44e0:docs/learning_names.md). ``--study ground_names`` trusts the name: when
 the element the id points at is not quoted in the thought, and exactly one element of the
 page is (of the same role as the one pointed at, when names alone leave a choice), the
 action is moved to that element. A thought that says the task asks for a value the task
@@ -69,7 +69,7 @@ class GroundedPolicy(Policy):
 
     def __init__(self, inner: Policy) -> None:
         if isinstance(inner, ScriptedPolicy):
-            raise UsageError("--ground-names grounds a model's replies: hf:PATH or openai:MODEL, "
+            raise UsageError("--study ground_names grounds a model's replies: hf:PATH or openai:MODEL, "
                              f"not {inner.name}")
         self.inner, self.name = inner, f"{inner.name}, grounded by name"
         self.moved = self.replies = 0

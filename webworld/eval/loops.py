@@ -2,9 +2,9 @@
 
 After SFT, most failed episodes end in a loop: the policy repeats an action on a page that
 did not change (a ``Sign in`` refused for a missing field, clicked until the step limit;
-docs/learning_corrections.md), or goes round two actions that change nothing. Sites are
+46e44e0:docs/learning_corrections.md), or goes round two actions that change nothing. Sites are
 deterministic: an action taken again on the same page leads where it led before. So
-``--break-loops`` catches a reply whose action the episode already took on a page that read
+``--study break_loops`` catches a reply whose action the episode already took on a page that read
 the same, and plays instead the action its model samples most often among a few replies
 drawn at temperature 1, those already taken there left out (the first drawn wins a tie;
 seeded by the episode's seed and step). It reads only what the policy saw (its actions and
@@ -47,7 +47,7 @@ class LoopBreakingPolicy(Policy):
 
     def __init__(self, inner: Policy, samples: int = SAMPLES) -> None:
         if not callable(getattr(inner, "sample", None)):
-            raise UsageError(f"--break-loops draws other replies from a model: hf:PATH, "
+            raise UsageError(f"--study break_loops draws other replies from a model: hf:PATH, "
                              f"not {inner.name}")
         self.inner, self.samples = inner, samples
         self.name = f"{inner.name}, loops broken"

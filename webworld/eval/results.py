@@ -116,6 +116,23 @@ def newcombe(a: tuple[int, int], b: tuple[int, int]) -> tuple[float, float, floa
     return d, lower, upper
 
 
+
+T95 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78}  # Student's t, 95% two-sided, by sample size
+
+
+def mean_interval(values: list[float], *, rates: bool = True) -> tuple[float, float, float]:
+    """Mean and a 95% t-interval over seeds (the mean alone when there are fewer than 2),
+    kept within [0, 1] for ``rates`` (a difference of rates may be below 0)."""
+    import statistics
+
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, mean, mean
+    half = T95.get(len(values), 2.26) * statistics.stdev(values) / len(values) ** 0.5
+    if not rates:
+        return mean, mean - half, mean + half
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
 @dataclass
 class Rate:
     """Success over a group of episodes."""

@@ -14,34 +14,79 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from webworld.agents.errors import BudgetExceeded
 from webworld.browser.actions import parse_call, parse_reply
+from webworld.data.switches import EPISODES, StudySwitches, require_applicable
 from webworld.errors import UsageError, WebworldError
 from webworld.eval.policies import Policy, Reply
 from webworld.eval.results import ResultsFile, failure_reason, read_results
 from webworld.eval.suites import Planned, Suite
 from webworld.fsio import atomic_write_bytes, atomic_write_json
 from webworld.rl.turn import Turn
+from webworld.settings import SECRET, aliases, switches
 
 
 class EvalConfig(BaseModel):
+    """How a suite's episodes are played (what :class:`EvalRun` reads)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    episodes: int = Field(2, ge=1, description="episodes per task (instance)")
-    seed: int = 0
-    workers: int = Field(2, ge=1)
-    max_steps: int | None = Field(None, ge=1, description="default: the env's")
-    observation: str = "full"
-    fast: bool = False
-    traces: int = Field(3, ge=0, description="episodes recorded with screenshots")
-    ray: str | None = Field(None, description="a Ray cluster for the environments (world "
-                                              "suites): one env worker per --workers slot")
+    episodes: int = Field(2, ge=1, description="Episodes per task (instance).",
+                          json_schema_extra=aliases("-n"))
+    seed: int = Field(0, description="Seeds the episodes' task draws (and a random policy).")
+    workers: int = Field(2, ge=1, description="Episodes played side by side.",
+                         json_schema_extra=aliases("-w"))
+    max_steps: int | None = Field(None, ge=1, description="Steps per episode; default: twice "
+                                  "the shortest path (MiniWoB++: 50).")
+    observation: Literal["full", "compact"] = Field("full", description="Page text mode.")
+    fast: bool = Field(False, description="World suites in the fast env (no browser).")
+    traces: int = Field(3, ge=0, description="Episodes recorded with screenshots.")
+    ray: str | None = Field(None, description="A Ray cluster for the environments of world "
+                            "suites (auto, host:port or local): one env worker per --workers "
+                            "slot; default: in this process.")
     ray_workers: int | None = Field(None, ge=1, description="Ray env workers (default: "
-                                                            "--workers)")
+                                                            "--workers).")
+
+
+class EvalSettings(EvalConfig):
+    """Settings of ``webworld eval``: the policy, the suite, where results go, and the play."""
+
+    policy: str = Field(description="oracle, random, hf:PATH (hf:smollm2) or openai:MODEL.",
+                        json_schema_extra=aliases("-p"))
+    suite: str = Field("heldout", description="heldout, miniwob, miniwob:TASK,..., "
+                       "autowebworld:DIR (a folder of AutoWebWorld fsm.json files) or a folder "
+                       "with sites/ and trajectories/.", json_schema_extra=aliases("-s"))
+    out: Path = Field(Path("results.jsonl"), description="Results, one JSON line per episode "
+                      "(appended; a rerun resumes).", json_schema_extra=aliases("-o"))
+    report: Path | None = Field(None, description="Also write this HTML report.")
+    heldout_dir: Path = Field(Path("heldout"), description="Where the held-out worlds are "
+                              "(made if missing).")
+    observation: Literal["full", "compact"] | None = Field(  # type: ignore[assignment]
+        None, description="Page text mode; default: what an hf: policy was trained on, else "
+                          "full.")
+    device: str | None = Field(None, description="hf: policies: cpu or cuda (default: cuda "
+                                                 "when there is one).")
+    llm_base_url: str | None = Field(None, description="openai: policies: an OpenAI-compatible "
+                                     "endpoint (env WEBWORLD_LLM_BASE_URL / OPENAI_BASE_URL).")
+    llm_api_key: str | None = Field(None, description="openai: policies: the API key (env "
+                                    "WEBWORLD_LLM_API_KEY / OPENAI_API_KEY).",
+                                    json_schema_extra=SECRET)
+    llm_config: Path | None = Field(None, description="A TOML file with an [llm] table "
+                                    "(default: ./webworld.toml if present).")
+    llm_budget_usd: float | None = Field(None, ge=0, description="openai: policies: stop when "
+                                         "this much is spent.")
+    study: StudySwitches = Field(default_factory=StudySwitches, description="Study switches "
+                                 "that wrap the policy.", json_schema_extra=switches(*EPISODES))
+
+    @field_validator("study")
+    @classmethod
+    def _switches_of_episodes(cls, study: StudySwitches) -> StudySwitches:
+        require_applicable(study, EPISODES, "webworld eval")
+        return study
 
 
 @dataclass
@@ -292,3 +337,72 @@ def load_traces(out: Path) -> list[dict[str, Any]]:
                 step["image"] = str(path.parent / step["image"])
         found.append(trace)
     return found
+
+
+# ---- the whole evaluation ----------------------------------------------------------------------
+
+
+@dataclass
+class EvalOutcome:
+    stats: RunStats
+    policy: Policy  # closed; a wrapper's counts (grounding, loop breaking) are read from it
+    config: EvalConfig  # as played: the observation resolved
+
+
+def eval_policy(settings: EvalSettings, worlds: Any) -> Policy:
+    """The policy ``settings`` name, wrapped by its study switches (grounding by name, then
+    loop breaking); a wrapper that cannot take it is a usage error, the policy closed first."""
+    from webworld.eval.policies import make_eval_policy
+
+    policy = make_eval_policy(settings.policy, worlds, device=settings.device,
+                              base_url=settings.llm_base_url, api_key=settings.llm_api_key,
+                              config_file=settings.llm_config, budget_usd=settings.llm_budget_usd)
+    return wrapped(policy, settings.study)
+
+
+def wrapped(policy: Policy, study: StudySwitches) -> Policy:
+    """``policy`` grounded by name and/or with its loops broken, as ``study`` says."""
+    from webworld.eval.grounding import GroundedPolicy
+    from webworld.eval.loops import LoopBreakingPolicy
+
+    try:
+        policy = GroundedPolicy(policy) if study.ground_names else policy
+        return LoopBreakingPolicy(policy) if study.break_loops else policy
+    except UsageError:
+        policy.close()
+        raise
+
+
+def played_observation(settings: EvalSettings) -> str:
+    """The page text mode: the one asked for, else what an hf: policy was trained on."""
+    if settings.observation is not None:
+        return settings.observation
+    if settings.policy.startswith("hf:"):
+        from webworld.train.models import policy_observation
+
+        return policy_observation(settings.policy[3:], "full")
+    return "full"
+
+
+def run_eval(settings: EvalSettings, progress: Any = None,
+             note: Any = lambda message: None) -> EvalOutcome:
+    """Play ``settings.suite``'s episodes with ``settings.policy`` into ``settings.out``
+    (resuming what it holds); ``note`` hears what is made once first (held-out worlds, an
+    AutoWebWorld import)."""
+    from webworld.eval.suites import resolve_suite
+
+    config = EvalConfig.model_validate(
+        {**settings.model_dump(include=set(EvalConfig.model_fields)),
+         "observation": played_observation(settings)})
+    if settings.suite == "heldout" and not (settings.heldout_dir / "sites").is_dir():
+        note(f"making the held-out worlds in {settings.heldout_dir}/ (once)")
+    if settings.suite.startswith("autowebworld:"):
+        note("importing, building and verifying the AutoWebWorld files (once per change)")
+    suite = resolve_suite(settings.suite, heldout_dir=settings.heldout_dir,
+                          workers=settings.workers)
+    policy = eval_policy(settings, suite.worlds)
+    try:
+        stats = EvalRun(suite, policy, settings.out, config, progress).run()
+    finally:
+        policy.close()
+    return EvalOutcome(stats, policy, config)

@@ -1,42 +1,15 @@
 """From (site, state) to the data a page template prints, and the HTML itself.
 
-:func:`page_context` is the data contract between the server and a site's templates
-(ours or an LLM site coder's). It never carries the raw state: only views of the
-*visible* elements, with the value each widget shows where the state knows it.
-
-Context keys (all always present; templates run with ``StrictUndefined``):
-
-* ``site``: name, world_id, tagline, initials, logo (0-3), year, footer (list of lines)
-* ``theme``: name, label, layout ("topnav" | "sidebar"), listing ("cards" | "table"),
-  mode, density
-* ``page``: id, title, role, terminal, heading, doc_title, crumbs (list of titles, the
-  last is the page itself), is_home, about (e.g. "Results for “x”", or "")
-* ``base``, ``urls`` (css, js, icon), ``body_class``, ``transition`` (navigate | swap: how
-  site.js moves between pages)
-* ``elements``: id -> view of every visible element (children included)
-* ``regions``: name -> list of views of visible top-level elements, for the names in
-  :data:`REGIONS`
-* ``form_groups``: list of {title, fields, buttons, alert}
-* ``forms``: list of {id, url, action, label}: one per action of the page
-* ``content``: list of block views (kind, title, text, entries, columns, rows, pairs);
-  ``hero``: {title, text} or None
-* ``alert``: None or {text, where ("main" | "form" | "overlay"), overlay (element id)}
-* ``item``: None or {title, subtitle, thumb, fields}: the item chosen from a result list,
-  on the page that list leads to; ``summary`` the same on booking / checkout pages;
-  ``summary_in_form``: whether the form region shows the summary (else the page head)
-
-An element view: id, kind, label, dom_id, placeholder, variant, icon, region, form, name,
-href, submit_form, check_form, uncheck_form, checked, required, disabled, value, unset,
-min, max, step, options (views: value, label, dom_id, selected, form, name, submit, pick,
-disabled, subtitle, fields, thumb), children (views), hidden_inputs ({dom_id, name, form,
-value}), mirrors ({name, form, source}), enter_submit ({form, label} or None), months
-(date pickers), typed, blocking, title_id, text.
+:func:`page_context` builds the typed context of :mod:`webworld.render.context` (the data
+contract between the server and a site's templates, ours or an LLM site coder's): views of
+the *visible* elements only, with the value each widget shows where the state knows it.
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +18,31 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from webworld import contract
 from webworld.errors import WebworldError
+from webworld.render.context import (
+    REGIONS,
+    AlertView,
+    BlockView,
+    DayCell,
+    ElementView,
+    EnterSubmit,
+    EntryView,
+    FieldView,
+    FormGroupView,
+    FormView,
+    HeroView,
+    HiddenInput,
+    ItemView,
+    Mirror,
+    MonthView,
+    OptionView,
+    PageContext,
+    PageView,
+    Regions,
+    SiteView,
+    ThemeView,
+    Urls,
+    View,
+)
 from webworld.render.plan import (
     OVERLAY_KINDS,
     PagePlan,
@@ -59,8 +57,6 @@ from webworld.spec.semantics import Machine, State
 if TYPE_CHECKING:
     from webworld.render.site import Site
 
-REGIONS = ("overlays", "nav", "back", "search", "tabs", "tabpanel", "listing", "toolbar",
-           "form", "actions", "links", "feedback")
 FOOTER_YEAR = "2026"
 
 
@@ -68,9 +64,24 @@ class RenderError(WebworldError):
     """A page cannot be rendered (unknown page, broken template)."""
 
 
+class PageSandbox(SandboxedEnvironment):
+    """Jinja2's sandbox, where a view shows templates its fields only (not pydantic's
+    methods): a template reads data, whoever wrote it."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if isinstance(obj, View):
+            return attr in _field_names(type(obj))
+        return super().is_safe_attribute(obj, attr, value)
+
+
+@functools.cache
+def _field_names(view: type[View]) -> frozenset[str]:
+    return frozenset(view.model_fields)
+
+
 def make_environment(site: Site) -> SandboxedEnvironment:
     """A sandboxed Jinja2 environment over the site's own templates."""
-    return SandboxedEnvironment(
+    return PageSandbox(
         loader=jinja2.FileSystemLoader(str(site.root / "templates")),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -90,14 +101,16 @@ def render_page(site: Site, env: SandboxedEnvironment, machine: Machine, state: 
     except jinja2.TemplateNotFound:
         raise RenderError(f"no template {name!r} for page {state.page!r}",
                           str(site.root / "templates")) from None
-    return template.render(context)
+    return template.render(context.template_names())
 
 
 # --- the context -------------------------------------------------------------------------
 
 
 def page_context(site: Site, machine: Machine, state: State, *, base: str,
-                 error: str | None = None) -> dict[str, Any]:
+                 error: str | None = None) -> PageContext:
+    """What the template of the page ``state`` is on gets; ``error`` is a refused action's
+    message to show."""
     spec = site.spec
     plan = site.plan.pages.get(state.page)
     if plan is None:
@@ -107,8 +120,8 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
     builder = _Views(plan, machine, state, base)
     visible = visible_ids(page, machine, state)
     shown = set(visible)
-    elements: dict[str, dict[str, Any]] = {}
-    regions: dict[str, list[dict[str, Any]]] = {name: [] for name in REGIONS}
+    elements: dict[str, ElementView] = {}
+    regions: dict[str, list[ElementView]] = {name: [] for name in REGIONS}
     for name, ids in plan.regions.items():
         for eid in ids:
             if eid in shown:
@@ -117,7 +130,7 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
     _assign_variants(regions)
     if page.terminal:
         for view in regions["back"]:
-            view["variant"] = "primary"
+            view.variant = "primary"
     for eid, bi in plan.listing_block.items():
         if eid in elements:
             _merge_listing(elements[eid], page.content[bi])
@@ -128,20 +141,20 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
         buttons = [elements[e] for e in group.buttons if e in shown]
         if fields or buttons:
             for i, b in enumerate(buttons):
-                b["variant"] = "primary" if i == 0 else "secondary"
-            groups.append({"title": group.title, "fields": fields, "buttons": buttons,
-                           "alert": False})
+                b.variant = "primary" if i == 0 else "secondary"
+            groups.append(FormGroupView(title=group.title, fields=fields, buttons=buttons,
+                                        alert=False))
 
     alert = None
     if error:
-        blocking = [v for v in regions["overlays"] if v["blocking"]]
+        blocking = [v for v in regions["overlays"] if v.blocking]
         if blocking:
-            alert = {"text": error, "where": "overlay", "overlay": blocking[-1]["id"]}
+            alert = AlertView(text=error, where="overlay", overlay=blocking[-1].id)
         elif groups:
-            groups[0]["alert"] = True
-            alert = {"text": error, "where": "form", "overlay": ""}
+            groups[0].alert = True
+            alert = AlertView(text=error, where="form", overlay="")
         else:
-            alert = {"text": error, "where": "main", "overlay": ""}
+            alert = AlertView(text=error, where="main", overlay="")
 
     item, summary = _chosen_item(site, machine, state, page.id, page.role)
 
@@ -152,48 +165,47 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
     hero = None
     if plan.hero_block is not None:
         block = page.content[plan.hero_block]
-        hero = {"title": block.title, "text": block.text}
+        hero = HeroView(title=block.title, text=block.text)
     consumed = set(plan.listing_block.values()) | (
         {plan.hero_block} if plan.hero_block is not None else set())
-    facts = {f["key"].lower(): f["value"] for f in item["fields"]} if item else {}
+    facts = {f.key.lower(): f.value for f in item.fields} if item else {}
     content = [_block(_agreeing(b, facts)) for i, b in enumerate(page.content) if i not in consumed]
     heading = page.title
     if page.id == spec.home and " — " in heading:
         heading = heading.split(" — ", 1)[1]
     doc_title = page.title if spec.name in page.title else f"{page.title} · {spec.name}"
-    return {
-        "site": _site_info(site),
-        "theme": {"name": theme.name, "label": theme.label, "layout": theme.layout,
-                  "listing": theme.listing, "mode": theme.mode, "density": theme.density},
-        "page": {"id": page.id, "title": page.title, "role": page.role,
-                 "terminal": page.terminal, "heading": heading, "doc_title": doc_title,
-                 "crumbs": crumbs, "is_home": page.id == spec.home,
-                 "about": _about(site, machine, state, page.id)},
-        "base": base,
-        "transition": spec.transition,
-        "urls": {
+    return PageContext(
+        site=_site_info(site),
+        theme=ThemeView(name=theme.name, label=theme.label, layout=theme.layout,
+                        listing=theme.listing, mode=theme.mode, density=theme.density),
+        page=PageView(id=page.id, title=page.title, role=page.role, terminal=page.terminal,
+                      heading=heading, doc_title=doc_title, crumbs=crumbs,
+                      is_home=page.id == spec.home, about=_about(site, machine, state, page.id)),
+        base=base,
+        transition=spec.transition,
+        urls=Urls(**{
             name: contract.STATIC_URL.format(base=base, path=path) + f"?v={site.static_version}"
             for name, path in (("css", "theme.css"), ("js", "site.js"), ("icon", "favicon.svg"))
-        },
-        "body_class": " ".join([
+        }),
+        body_class=" ".join([
             f"theme-{theme.name}", f"layout-{theme.layout}", f"listing-{theme.listing}",
             f"mode-{theme.mode}", f"density-{theme.density}", f"role-{_css_word(page.role)}",
         ]),
-        "elements": elements,
-        "regions": regions,
-        "form_groups": groups,
-        "forms": [
-            {"id": contract.form_id(a.id), "url": contract.ACTION_URL.format(base=base, action=a.id),
-             "action": a.id, "label": a.label}
+        elements=elements,
+        regions=Regions(**regions),
+        form_groups=groups,
+        forms=[
+            FormView(id=contract.form_id(a.id), url=contract.ACTION_URL.format(base=base, action=a.id),
+                     action=a.id, label=a.label)
             for a in page.actions
         ],
-        "content": content,
-        "hero": hero,
-        "alert": alert,
-        "item": item,
-        "summary": summary,
-        "summary_in_form": bool(summary) and bool(groups),
-    }
+        content=content,
+        hero=hero,
+        alert=alert,
+        item=item,
+        summary=summary,
+        summary_in_form=bool(summary) and bool(groups),
+    )
 
 
 def _about(site: Site, machine: Machine, state: State, page_id: str) -> str:
@@ -213,7 +225,7 @@ SUMMARY_ROLES = frozenset({"booking", "checkout", "cart", "purchase", "payment",
 
 
 def _chosen_item(site: Site, machine: Machine, state: State, page_id: str, role: str
-                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+                 ) -> tuple[ItemView | None, ItemView | None]:
     """The item picked from a result list: shown as the subject of a detail page, or as
     an order summary on booking / checkout pages."""
     plan = site.plan
@@ -229,11 +241,8 @@ def _chosen_item(site: Site, machine: Machine, state: State, page_id: str, role:
                 continue
             title = option_text(value[-1] if isinstance(value, tuple) else value)
             card = plan.catalog.get(title, {})
-            view = {
-                "title": title, "subtitle": card.get("subtitle", ""), "thumb": _thumb(title),
-                "fields": [{"key": k, "value": v, "cls": _field_class(k)} for k, v in card.items()
-                           if k not in ("title", "subtitle")],
-            }
+            view = ItemView(title=title, subtitle=card.get("subtitle", ""), thumb=_thumb(title),
+                            fields=_fields(card))
             return (view, None) if is_item else (None, view)
     return None, None
 
@@ -242,75 +251,80 @@ def _css_word(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()) or "page"
 
 
-def _site_info(site: Site) -> dict[str, Any]:
+def _site_info(site: Site) -> SiteView:
     spec = site.spec
     words = [w for w in spec.name.replace("-", " ").split() if w[:1].isalnum()]
     initials = "".join(w[0] for w in words[:2]).upper() or "W"
     tagline = spec.theme[:1].upper() + spec.theme[1:] if spec.theme else ""
     logo = zlib.crc32(spec.id.encode()) % 4
-    return {
-        "name": spec.name,
-        "world_id": spec.id,
-        "tagline": tagline,
-        "initials": initials,
-        "logo": logo,
-        "year": FOOTER_YEAR,
-        "footer": [
+    return SiteView(
+        name=spec.name,
+        world_id=spec.id,
+        tagline=tagline,
+        initials=initials,
+        logo=logo,
+        year=FOOTER_YEAR,
+        footer=[
             f"{spec.name} is an independent {spec.theme or 'online'} service.",
             "Customer support: Monday to Friday, 9:00 to 18:00.",
             "Payments are processed securely. Prices include taxes where applicable.",
         ],
-    }
+    )
 
 
-def _assign_variants(regions: dict[str, list[dict[str, Any]]]) -> None:
-    buttons = [v for v in regions["actions"] if v["kind"] == "button"]
-    going = [v for v in buttons if v["navigates"]]
-    plain = [v for v in going if not v["icon"]]  # "Reserve" rather than "Save to trips"
+def _assign_variants(regions: dict[str, list[ElementView]]) -> None:
+    buttons = [v for v in regions["actions"] if v.kind == "button"]
+    going = [v for v in buttons if v.navigates]
+    plain = [v for v in going if not v.icon]  # "Reserve" rather than "Save to trips"
     if going:
-        (plain or going)[0]["variant"] = "primary"
+        (plain or going)[0].variant = "primary"
     for view in buttons:
-        if not view["navigates"]:
-            view["variant"] = "ghost"
-    nav_buttons = [v for v in regions["nav"] if v["kind"] == "button"]
+        if not view.navigates:
+            view.variant = "ghost"
+    nav_buttons = [v for v in regions["nav"] if v.kind == "button"]
     for i, view in enumerate(nav_buttons):
-        view["variant"] = "primary" if i == len(nav_buttons) - 1 and i > 0 else "nav"
+        view.variant = "primary" if i == len(nav_buttons) - 1 and i > 0 else "nav"
     for view in regions["search"] + regions["tabpanel"]:
-        if view["kind"] == "button":
-            view["variant"] = "primary"
+        if view.kind == "button":
+            view.variant = "primary"
     for view in regions["back"]:
-        view["variant"] = "back"
+        view.variant = "back"
     for view in regions["links"]:
-        view["variant"] = "link"
+        view.variant = "link"
     for overlay in regions["overlays"]:
-        buttons = [c for c in overlay["children"] if c["kind"] in ("button", "link")]
+        buttons = [c for c in overlay.children if c.kind in ("button", "link")]
         for i, view in enumerate(buttons):
-            view["variant"] = "primary" if i == 0 and len(buttons) > 1 else "secondary"
+            view.variant = "primary" if i == 0 and len(buttons) > 1 else "secondary"
         if len(buttons) == 1:
-            buttons[0]["variant"] = "primary"
+            buttons[0].variant = "primary"
 
 
-def _merge_listing(view: dict[str, Any], block: Any) -> None:
+def _merge_listing(view: ElementView, block: Any) -> None:
     """Result links get the details of the content card with the same title."""
     items = {item.get("title", ""): item for item in block.items}
     columns: list[str] = []
-    for ov in view["options"]:
-        item = items.get(ov["value"], {})
-        ov["subtitle"] = item.get("subtitle", "")
-        ov["fields"] = [{"key": k, "value": v, "cls": _field_class(k)} for k, v in item.items()
-                        if k not in ("title", "subtitle")]
-        for f in ov["fields"]:
-            if f["key"] not in columns:
-                columns.append(f["key"])
-    for ov in view["options"]:  # table rows need one cell per column
-        have = {f["key"]: f for f in ov["fields"]}
-        ov["fields"] = [have.get(c, {"key": c, "value": "", "cls": "plain"}) for c in columns]
-    view["columns"] = [c[:1].upper() + c[1:] for c in columns]
-    view["text"] = block.title
+    for ov in view.options:
+        item = items.get(ov.value, {})
+        ov.subtitle = item.get("subtitle", "")
+        ov.fields = _fields(item)
+        for f in ov.fields:
+            if f.key not in columns:
+                columns.append(f.key)
+    for ov in view.options:  # table rows need one cell per column
+        have = {f.key: f for f in ov.fields}
+        ov.fields = [have.get(c, FieldView(key=c, value="", cls="plain")) for c in columns]
+    view.columns = [c[:1].upper() + c[1:] for c in columns]
+    view.text = block.title
 
 
 def _thumb(text: str) -> int:
     return zlib.crc32(text.encode()) % 8
+
+
+def _fields(item: dict[str, str]) -> list[FieldView]:
+    """An item's facts, its title and subtitle aside."""
+    return [FieldView(key=k, value=v, cls=_field_class(k)) for k, v in item.items()
+            if k not in ("title", "subtitle")]
 
 
 def _field_class(key: str) -> str:
@@ -332,23 +346,21 @@ def _agreeing(block: Any, facts: dict[str, Any]) -> Any:
     return block.model_copy(update={"items": rows})
 
 
-def _block(block: Any) -> dict[str, Any]:
+def _block(block: Any) -> BlockView:
     items = []
     columns: list[str] = []
     for item in block.items:
         for key in item:
             if key not in columns:
                 columns.append(key)
-        fields = [{"key": k, "value": v, "cls": _field_class(k)} for k, v in item.items()
-                  if k not in ("title", "subtitle")]
         title = item.get("title", "") or item.get("text", "") or item.get("field", "")
-        items.append({"title": title, "subtitle": item.get("subtitle", ""), "fields": fields,
-                      "thumb": _thumb(title), "text": item.get("text", "") or ", ".join(
-                          str(v) for v in item.values())})
+        items.append(EntryView(title=title, subtitle=item.get("subtitle", ""), fields=_fields(item),
+                               thumb=_thumb(title), text=item.get("text", "") or ", ".join(
+                                   str(v) for v in item.values())))
     rows = [[item.get(c, "") for c in columns] for item in block.items]
-    return {"kind": block.kind, "title": block.title, "text": block.text, "entries": items,
-            "columns": [c[:1].upper() + c[1:] for c in columns], "rows": rows,
-            "pairs": columns == ["field", "value"]}
+    return BlockView(kind=block.kind, title=block.title, text=block.text, entries=items,
+                     columns=[c[:1].upper() + c[1:] for c in columns], rows=rows,
+                     pairs=columns == ["field", "value"])
 
 
 _ICONS = (("share", "share"), ("close", "x"), ("search", "search"), ("cart", "cart"),
@@ -391,31 +403,24 @@ class _Views:
                 return use
         return triggers[0] if triggers else None
 
-    def tree(self, eid: str, shown: set[str], out: dict[str, dict[str, Any]], region: str
-             ) -> dict[str, Any]:
+    def tree(self, eid: str, shown: set[str], out: dict[str, ElementView], region: str
+             ) -> ElementView:
         view = self.element(self.plan.elements[eid])
-        view["region"] = region
+        view.region = region
         out[eid] = view
         for child in self.plan.children.get(eid, []):
             if child in shown:
-                view["children"].append(self.tree(child, shown, out, region))
+                view.children.append(self.tree(child, shown, out, region))
         return view
 
     # -- element views --
-    def element(self, el: Element) -> dict[str, Any]:
-        view: dict[str, Any] = {
-            "id": el.id, "kind": el.kind, "label": el.label, "dom_id": f"ww-el-{el.id}",
-            "placeholder": el.placeholder or "", "variant": "secondary", "icon": _icon(el.label),
-            "region": "", "form": "", "name": "", "href": "", "submit_form": "",
-            "check_form": "", "uncheck_form": "", "checked": False, "required": False,
-            "disabled": False, "value": "", "unset": True, "min": 0, "max": 0, "step": 1,
-            "options": [], "children": [], "hidden_inputs": [], "mirrors": [],
-            "enter_submit": None, "months": [], "typed": False, "blocking": el.blocking,
-            "title_id": f"ww-el-{el.id}-title", "text": "", "navigates": False, "columns": [],
-        }
+    def element(self, el: Element) -> ElementView:
+        view = ElementView(id=el.id, kind=el.kind, label=el.label, dom_id=f"ww-el-{el.id}",
+                           placeholder=el.placeholder or "", icon=_icon(el.label),
+                           blocking=el.blocking, title_id=f"ww-el-{el.id}-title")
         kind = el.kind
         if kind in OVERLAY_KINDS:
-            view["text"] = _overlay_text(el)
+            view.text = _overlay_text(el)
         elif has_options(el) and kind != "select":
             self.choices(el, view)
         elif kind in ("button", "link"):
@@ -430,157 +435,155 @@ class _Views:
             self.slider(el, view)
         return view
 
-    def clickable(self, el: Element, view: dict[str, Any]) -> None:
+    def clickable(self, el: Element, view: ElementView) -> None:
         use = self.pick_trigger(el.id)
         if use is None:
-            view["disabled"] = True
+            view.disabled = True
             return
         action = use.action
-        view["form"] = contract.form_id(action.id)
-        view["navigates"] = bool(action.navigate) and not action.is_back
+        view.form = contract.form_id(action.id)
+        view.navigates = bool(action.navigate) and not action.is_back
         if el.kind == "link" and not action.params:
-            view["href"] = self.url(action)
+            view.href = self.url(action)
 
-    def text(self, el: Element, view: dict[str, Any]) -> None:
+    def text(self, el: Element, view: ElementView) -> None:
         uses = [u for u in self.plan.uses.get(el.id, []) if u.step.op == "type"]
         uses.sort(key=lambda u: u.param is None)
         if uses:
             owner = uses[0]
-            view["form"] = contract.form_id(owner.action.id)
-            view["name"] = owner.param or ""
+            view.form = contract.form_id(owner.action.id)
+            view.name = owner.param or ""
             seen = {owner.action.id}
             for other in uses[1:]:
                 if other.action.id not in seen and other.param:
                     seen.add(other.action.id)
-                    view["mirrors"].append({"name": other.param, "source": el.id,
-                                            "form": contract.form_id(other.action.id)})
+                    view.mirrors.append(Mirror(name=other.param, source=el.id,
+                                               form=contract.form_id(other.action.id)))
         for use in self.plan.uses.get(el.id, []):
             if use.step.op == "key_press" and use.trigger:
-                view["enter_submit"] = {"form": contract.form_id(use.action.id),
-                                        "label": use.action.label}
-                if not view["form"]:
-                    view["form"] = contract.form_id(use.action.id)
+                view.enter_submit = EnterSubmit(form=contract.form_id(use.action.id),
+                                                label=use.action.label)
+                if not view.form:
+                    view.form = contract.form_id(use.action.id)
                 break
 
-    def select(self, el: Element, view: dict[str, Any]) -> None:
+    def select(self, el: Element, view: ElementView) -> None:
         uses = [u for u in self.plan.uses.get(el.id, []) if u.step.op == "select"]
         owner = self._bind_owner(uses, view)
         current = self.current(el.id)
-        view["unset"] = current is None
-        view["value"] = "" if current is None else option_text(current)
+        view.unset = current is None
+        view.value = "" if current is None else option_text(current)
         for i, option in enumerate(el.options):
             use = self.plan.binding(el.id, option)
             ov = _option(view, i, option)
-            ov["selected"] = option == view["value"] and not view["unset"]
+            ov.selected = option == view.value and not view.unset
             if use is not None and owner is not None and use.action.id != owner.action.id:
-                ov["form"] = contract.form_id(use.action.id)
-            view["options"].append(ov)
+                ov.form = contract.form_id(use.action.id)
+            view.options.append(ov)
 
-    def checkbox(self, el: Element, view: dict[str, Any]) -> None:
+    def checkbox(self, el: Element, view: ElementView) -> None:
         var = self.plan.check_var(el.id)
         if var is not None and var in self.machine.index:
-            view["checked"] = self.machine.value(self.state, var) is True
+            view.checked = self.machine.value(self.state, var) is True
         for use in self.plan.uses.get(el.id, []):
             fid = contract.form_id(use.action.id)
-            if use.trigger and use.step.op == "check" and not view["check_form"]:
-                view["check_form"] = fid
-            elif use.trigger and use.step.op == "uncheck" and not view["uncheck_form"]:
-                view["uncheck_form"] = fid
-            elif not use.trigger and not view["form"]:
-                view["form"] = fid
-                view["required"] = use.step.op == "check"
+            if use.trigger and use.step.op == "check" and not view.check_form:
+                view.check_form = fid
+            elif use.trigger and use.step.op == "uncheck" and not view.uncheck_form:
+                view.uncheck_form = fid
+            elif not use.trigger and not view.form:
+                view.form = fid
+                view.required = use.step.op == "check"
 
-    def slider(self, el: Element, view: dict[str, Any]) -> None:
+    def slider(self, el: Element, view: ElementView) -> None:
         lo = el.min if el.min is not None else 0
         hi = el.max if el.max is not None else max(lo + 10, 10)
-        view.update(min=lo, max=hi, step=el.step or 1)
+        view.min, view.max, view.step = lo, hi, el.step or 1
         current = self.current(el.id)
         inside = isinstance(current, int) and not isinstance(current, bool) and lo <= current <= hi
-        view["unset"] = not inside
-        view["value"] = str(current if inside else lo)
+        view.unset = not inside
+        view.value = str(current if inside else lo)
         self._bind_owner(self.plan.uses.get(el.id, []), view)
 
     @staticmethod
-    def _bind_owner(uses: list[Use], view: dict[str, Any]) -> Use | None:
+    def _bind_owner(uses: list[Use], view: ElementView) -> Use | None:
         """The widget belongs to the form of the action it triggers (else its first use):
         its ``form`` and parameter ``name``, and ``submit_form`` when changing it submits."""
         owner = next((u for u in uses if u.trigger), uses[0] if uses else None)
         if owner is not None:
             fid = contract.form_id(owner.action.id)
-            view["form"] = fid
-            view["name"] = owner.param or ""
+            view.form = fid
+            view.name = owner.param or ""
             if owner.trigger:
-                view["submit_form"] = fid
+                view.submit_form = fid
         return owner
 
-    def choices(self, el: Element, view: dict[str, Any]) -> None:
+    def choices(self, el: Element, view: ElementView) -> None:
         """radio, tabs, hover menu, date picker, result links: one control per option."""
         current = self.current(el.id)
-        view["unset"] = current is None
-        view["value"] = "" if current is None else option_text(current)
+        view.unset = current is None
+        view.value = "" if current is None else option_text(current)
         holders: dict[tuple[str, str], str] = {}
         for i, option in enumerate(el.options):
             ov = _option(view, i, option)
-            ov["selected"] = not view["unset"] and option == view["value"]
+            ov.selected = not view.unset and option == view.value
             use = self.plan.binding(el.id, option)
             if use is None:
-                ov["disabled"] = True
+                ov.disabled = True
             else:
                 fid = contract.form_id(use.action.id)
-                ov["form"] = fid
-                ov["name"] = use.param or ""
+                ov.form = fid
+                ov.name = use.param or ""
                 if use.trigger:
-                    ov["submit"] = True
+                    ov.submit = True
                 elif el.kind != "radio" and use.param:
                     key = (fid, use.param)
                     if key not in holders:
-                        holders[key] = f"{view['dom_id']}-value-{len(holders)}"
-                        view["hidden_inputs"].append({
-                            "dom_id": holders[key], "name": use.param, "form": fid,
-                            "value": view["value"]})
-                    ov["pick"] = holders[key]
-            view["options"].append(ov)
-        if el.kind == "tabs" and view["options"] and not any(o["selected"] for o in view["options"]):
-            view["options"][0]["selected"] = True  # a tab strip always shows one tab
+                        holders[key] = f"{view.dom_id}-value-{len(holders)}"
+                        view.hidden_inputs.append(HiddenInput(
+                            dom_id=holders[key], name=use.param, form=fid, value=view.value))
+                    ov.pick = holders[key]
+            view.options.append(ov)
+        if el.kind == "tabs" and view.options and not any(o.selected for o in view.options):
+            view.options[0].selected = True  # a tab strip always shows one tab
         if el.kind == "date_picker":
             self.date_picker(el, view)
 
-    def date_picker(self, el: Element, view: dict[str, Any]) -> None:
+    def date_picker(self, el: Element, view: ElementView) -> None:
         uses = self.plan.uses.get(el.id, [])
         typed = [u for u in uses if u.step.op == "type"]
         if typed:
-            view["typed"] = True
-            view["form"] = contract.form_id(typed[0].action.id)
-            view["name"] = typed[0].param or ""
+            view.typed = True
+            view.form = contract.form_id(typed[0].action.id)
+            view.name = typed[0].param or ""
         for use in uses:
             if use.step.op == "key_press" and use.trigger:
-                view["typed"] = True
-                view["enter_submit"] = {"form": contract.form_id(use.action.id),
-                                        "label": use.action.label}
-                view["form"] = view["form"] or contract.form_id(use.action.id)
+                view.typed = True
+                view.enter_submit = EnterSubmit(form=contract.form_id(use.action.id),
+                                                label=use.action.label)
+                view.form = view.form or contract.form_id(use.action.id)
                 break
-        view["months"] = _months(view["options"])
+        view.months = _months(view.options)
 
 
-def _option(view: dict[str, Any], i: int, option: str) -> dict[str, Any]:
-    return {"value": option, "label": option, "dom_id": f"{view['dom_id']}-{i}",
-            "selected": False, "form": "", "name": "", "submit": False, "pick": "",
-            "disabled": False, "subtitle": "", "fields": [], "thumb": _thumb(option)}
+def _option(view: ElementView, i: int, option: str) -> OptionView:
+    return OptionView(value=option, label=option, dom_id=f"{view.dom_id}-{i}",
+                      thumb=_thumb(option))
 
 
-def _months(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _months(options: list[OptionView]) -> list[MonthView]:
     """Calendar grids (Monday first) for the months that hold the options; options that
     are not ISO dates go in a month-less list."""
-    by_month: dict[tuple[int, int], dict[int, dict[str, Any]]] = {}
+    by_month: dict[tuple[int, int], dict[int, OptionView]] = {}
     loose = []
     for ov in options:
         try:
-            day = dt.date.fromisoformat(ov["value"])
+            day = dt.date.fromisoformat(ov.value)
         except ValueError:
             loose.append(ov)
             continue
-        ov["label"] = f"{day.strftime('%A')}, {day.day} {day.strftime('%B %Y')}"
-        ov["day"] = day.day
+        ov.label = f"{day.strftime('%A')}, {day.day} {day.strftime('%B %Y')}"
+        ov.day = day.day
         by_month.setdefault((day.year, day.month), {})[day.day] = ov
     months = []
     cal = calendar.Calendar(firstweekday=0)
@@ -588,13 +591,11 @@ def _months(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
         days = by_month.get((year, month), {})
         weeks = []
         for week in cal.monthdayscalendar(year, month):
-            weeks.append([{"day": d, "option": days.get(d)} for d in week])
-        months.append({"title": dt.date(year, month, 1).strftime("%B %Y"), "weeks": weeks,
-                       "id": f"{year:04d}-{month:02d}"})
+            weeks.append([DayCell(day=d, option=days.get(d)) for d in week])
+        months.append(MonthView(title=dt.date(year, month, 1).strftime("%B %Y"), weeks=weeks,
+                                id=f"{year:04d}-{month:02d}"))
     if loose:
-        months.append({"title": "Other dates", "weeks": [], "id": "other", "loose": loose})
-    for m in months:
-        m.setdefault("loose", [])
+        months.append(MonthView(title="Other dates", weeks=[], id="other", loose=loose))
     return months
 
 

@@ -6,6 +6,7 @@ import io
 import os
 import secrets
 import shutil
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -27,27 +28,45 @@ INSECURE_ENV = "WEBWORLD_RAY_INSECURE"  # set by --ray-insecure
 TOKEN_ENVS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 LOOPBACK = ("127.", "localhost", "[::1]", "::1")
 DEFAULT_TOKEN = Path.home() / ".ray" / "auth_token"  # where `ray get-auth-token --generate` writes
+# Ray gives a new node a fixed 30 s to register; on a busy machine that can pass, and a second
+# start usually succeeds (tests/scale/cluster.sh does the same for `ray start`)
+STARTUP_TIMEOUT = "timed out during startup"
+STARTS = 2
 
 
 def connect(address: str) -> Any:
     """Join the cluster at ``address`` (``auto``: the one `ray start` runs on this machine,
     or ``RAY_ADDRESS``; ``local``: a new single-node cluster in this process), with token
     authentication (:func:`authenticate`)."""
-    ray = ray_module()
-    if ray.is_initialized():
-        return ray
+    loaded = sys.modules.get("ray")
+    if loaded is not None and loaded.is_initialized():
+        return loaded
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     target = None if address == "local" else address
+    # before Ray loads: it reads RAY_AUTH_MODE when it is imported, and a driver left in the
+    # mode it read then is refused by the cluster it starts, which requires the token
     authenticate(address)
-    try:
-        # Ray binds the machine's address, not loopback (it cannot be told otherwise): the
-        # token keeps others out; a firewall or a loopback-only namespace keeps it private
-        local = {"include_dashboard": False} if target is None else {}
-        ray.init(address=target, namespace="webworld", log_to_driver=False,
-                 runtime_env={"env_vars": {"RAY_USAGE_STATS_ENABLED": "0"}}, **local)
-    except ConnectionError as exc:
-        raise UsageError(f"no Ray cluster at {address!r}: {str(exc).splitlines()[0]} "
-                         "(start one with `ray start --head`)") from None
+    ray = ray_module()
+    if loaded is not None:
+        _reread_auth_settings()
+    # Ray binds the machine's address, not loopback (it cannot be told otherwise): the
+    # token keeps others out; a firewall or a loopback-only namespace keeps it private
+    local = {"include_dashboard": False} if target is None else {}
+    for attempt in range(1, STARTS + 1):
+        try:
+            ray.init(address=target, namespace="webworld", log_to_driver=False,
+                     runtime_env={"env_vars": {"RAY_USAGE_STATS_ENABLED": "0"}}, **local)
+            return ray
+        except ConnectionError as exc:
+            raise UsageError(f"no Ray cluster at {address!r}: {str(exc).splitlines()[0]} "
+                             "(start one with `ray start --head`)") from None
+        except Exception as exc:  # Ray raises a bare Exception when its node is late
+            if STARTUP_TIMEOUT not in str(exc):
+                raise
+            ray.shutdown()
+            if attempt == STARTS:
+                raise WebworldError(f"Ray's node did not start ({STARTUP_TIMEOUT}, {STARTS} "
+                                    "tries): the machine may be overloaded") from None
     return ray
 
 
@@ -75,6 +94,15 @@ def authenticate(address: str) -> None:
                          "set RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (`ray get-auth-token` on its "
                          "head node prints it), or pass --ray-insecure for a cluster that has no "
                          "authentication")
+
+
+def _reread_auth_settings() -> None:
+    """Make an already imported Ray read the auth mode and token from the environment again
+    (what Ray's own tests do between clusters)."""
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    AuthenticationTokenLoader.instance().reset_cache()
+    Config.initialize("")
 
 
 def cluster_cpus(ray: Any) -> int:

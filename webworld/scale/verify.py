@@ -102,9 +102,10 @@ def _take_images(world_dir: Path, record: dict | None) -> dict[str, bytes]:
         return {}
     images = {}
     for step in record["steps"]:
-        path = world_dir / step["observation"]["screenshot"]
-        if path.is_file():
-            images[step["observation"]["screenshot"]] = path.read_bytes()
+        shot = step["observation"]["screenshot"]
+        path = world_dir / shot if shot else None  # None: verified without screenshots
+        if path is not None and path.is_file():
+            images[shot] = path.read_bytes()
             path.unlink()
     return images
 

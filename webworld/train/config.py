@@ -15,7 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from webworld.errors import UsageError, validation_problems
-from webworld.train.losses import LossConfig
+from webworld.settings import aliases
+from webworld.train.loss_config import LossConfig
 
 Algo = Literal["vespo", "gspo", "gspo-token", "grpo", "sapo"]
 
@@ -43,11 +44,15 @@ class RLConfig(BaseModel):
                           "data), else compact")
     out: Path = Field(Path("runs/rl"), description="the run folder")
     steps: int = Field(20, ge=1, description="rollout batches (learner iterations)")
-    tasks_per_step: int = Field(4, ge=1, description="task instances per rollout batch")
-    group_size: int = Field(8, ge=2, description="episodes per task instance (G)")
-    minibatches: int = Field(1, ge=1, description="optimiser steps per rollout batch (staleness N)")
+    tasks_per_step: int = Field(4, ge=1, description="task instances per rollout batch",
+                                json_schema_extra=aliases("--tasks"))
+    group_size: int = Field(8, ge=2, description="episodes per task instance (G)",
+                            json_schema_extra=aliases("-G"))
+    minibatches: int = Field(1, ge=1, description="optimiser steps per rollout batch (staleness N)",
+                             json_schema_extra=aliases("-N"))
     async_lag: int = Field(0, ge=0, description="rollouts run ahead of the learner by this many "
-                                                "policy versions (0: synchronous)")
+                                                "policy versions (0: synchronous)",
+                           json_schema_extra=aliases("--async"))
     envs: int = Field(16, ge=1, description="episodes played at once")
     max_episode_steps: int | None = Field(None, ge=1, description="default: twice the shortest "
                                                                   "path")
@@ -67,17 +72,19 @@ class RLConfig(BaseModel):
     max_new_tokens: int = Field(96, ge=1, description="tokens per reply")
     temperature: float = Field(0.7, gt=0, description="sampling temperature of the policy "
                                "trained (0.7 learnt faster and steadier than 1.0 at every "
-                               "learning rate of docs/learning_rates.md)")
+                               "learning rate of experiments/learning_rates/REPORT.md)")
     learning_rate: float | None = Field(None, gt=0, description="peak learning rate; default: "
-                                        "the model family's (webworld.train.defaults)")
+                                        "the model family's (webworld.train.defaults)",
+                                        json_schema_extra=aliases("--lr"))
     train_layers: int | None = Field(None, ge=0, description="train only the top K transformer "
                                      "layers and the final norm (0: the whole model); default: "
                                      "the model family's (webworld.train.defaults)")
     warmup_steps: int = Field(10, ge=0, description="optimiser steps of linear learning-rate "
-                                                    "warm-up")
-    weight_decay: float = Field(0.0, ge=0)
+                                                    "warm-up", json_schema_extra=aliases("--warmup"))
+    weight_decay: float = Field(0.0, ge=0, description="AdamW's decoupled weight decay")
     adam_epsilon: float = Field(1e-8, gt=0, description="AdamW's epsilon")
-    grad_clip: float = Field(1.0, gt=0)
+    grad_clip: float = Field(1.0, gt=0, description="clip each optimiser step's gradient to "
+                                                    "this global norm")
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto", description="sampling compute: bf16 (auto on CUDA) or fp32; weights, optimiser "
                             "and the log-probs of every ratio are always fp32")
@@ -91,11 +98,14 @@ class RLConfig(BaseModel):
     generation_batch: int | None = Field(None, ge=1, description="prompts per generation "
                                          "forward pass; default: envs on a GPU (every episode "
                                          "waiting answered at once), 16 on a CPU")
-    seed: int = 0
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    seed: int = Field(0, description="seeds the tiny model's weights, the task draws and the "
+                                     "sampling")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when there "
+                                                                       "is one")
     checkpoint_every: int = Field(5, ge=1, description="rollout batches between checkpoints")
-    keep_checkpoints: int = Field(2, ge=1)
-    loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in TOML)")
+    keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept (the newest)")
+    loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in "
+                             "TOML, --loss-<field> as flags)")
 
     @model_validator(mode="after")
     def _curriculum_needs_a_start(self) -> RLConfig:
@@ -107,16 +117,19 @@ class RLConfig(BaseModel):
         return self
 
 
+def read_rl_toml(file: Path) -> dict[str, Any]:
+    """A TOML file's settings (keys are RLConfig's fields, ``[loss]`` its loss's), unchecked."""
+    try:
+        return tomllib.loads(Path(file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the config file: {exc.strerror}", str(file)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"not valid TOML: {exc}", str(file)) from None
+
+
 def load_rl_config(file: Path | None, flags: dict[str, Any]) -> RLConfig:
     """The TOML file's settings, then the flags that were given (None means not given)."""
-    base: dict[str, Any] = {}
-    if file is not None:
-        try:
-            base = tomllib.loads(Path(file).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot read the config file: {exc.strerror}", str(file)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"not valid TOML: {exc}", str(file)) from None
+    base = read_rl_toml(file) if file is not None else {}
     loss = {**base.pop("loss", {}), **flags.pop("loss", {})}
     merged = {**base, **{k: v for k, v in flags.items() if v is not None}, "loss": loss}
     return validate_config(merged, str(file) if file else "flags")

@@ -1,9 +1,10 @@
 """Training settings per model family, chosen by measurement.
 
-The RL learning rates come from the sweep of ``experiments/lr_sweep.py`` on the learnable task
-family (:mod:`webworld.train.sanity`); ``docs/learning_rates.md`` has its table and command. A
-model folder carries its family in its config (``webworld_family``, written when webworld saves
-a policy), so an SFT output of SmolLM2 gets SmolLM2's settings.
+The RL learning rates come from the sweep of ``experiments/learning_rates/run.py`` on the
+learnable task family (:mod:`webworld.train.sanity`); ``experiments/learning_rates/REPORT.md``
+has its table and command. A model folder carries its family in its config
+(``webworld_family``, written when webworld saves a policy), so an SFT output of SmolLM2 gets
+SmolLM2's settings.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 RL_LEARNING_RATES: dict[str, float] = {"tiny": 1e-4, "smollm2": 1e-5, "other": 1e-6}
 
 # SFT (warm-up, then linear decay from this peak): tiny starts from random weights; SmolLM2's
-# rate is for its top layers (docs/sft_settings.md: the sweep)
+# rate is for its top layers (experiments/sft_settings/REPORT.md: the sweep)
 SFT_LEARNING_RATES: dict[str, float] = {"tiny": 1e-3, "smollm2": 1e-3, "other": 2e-5}
 # SFT and RL train the top K transformer layers of a pretrained model (0: all of it); tiny
 # starts from random weights and trains everything. SmolLM2: its top 8 of 30 layers at 1e-3
 # reached the whole model's validation loss (at 3e-4, the best rate for it) in 56% of its wall
-# time (docs/sft_settings.md)
+# time (experiments/sft_settings/REPORT.md)
 TRAIN_LAYERS: dict[str, int] = {"tiny": 0, "smollm2": 8, "other": 0}
 # an SFT run takes at least this many optimiser steps, however small the dataset (a one-world
 # export is a few hundred chats: one epoch of it is too few steps to learn the format)

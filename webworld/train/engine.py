@@ -54,7 +54,7 @@ CPU_BATCH = 16  # prompts per forward pass on a CPU, where each row costs its co
 def default_batch(device: str, waiting: int) -> int:
     """Prompts per generation pass: every waiting one on a GPU, where decoding a small model is
     launch-bound (an H200 eval finished 44 episodes in 64-row batches in the time 16-row
-    batches finished 19, docs/learning_on_gpu.md), :data:`CPU_BATCH` on a CPU. The seeded
+    batches finished 19, experiments/smollm2_gpu/REPORT.md), :data:`CPU_BATCH` on a CPU. The seeded
     draws of a run follow the batches, so the CPU default is kept as the runs were made."""
     return waiting if device.startswith("cuda") else CPU_BATCH
 

@@ -65,6 +65,26 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+
+def final_success(rows: list[dict[str, Any]], last: int = 3) -> float:
+    """Mean rollout success of an RL run's last ``last`` batches (rows of metrics.jsonl)."""
+    tail = rows[-last:]
+    return sum(r["success_rate"] for r in tail) / max(len(tail), 1)
+
+
+def area_under_curve(rows: list[dict[str, Any]]) -> float:
+    """Mean rollout success over all batches (the area under the curve, normalised)."""
+    return sum(r["success_rate"] for r in rows) / max(len(rows), 1)
+
+
+def batches_to(rows: list[dict[str, Any]], level: float, window: int = 3) -> int | None:
+    """The first batch where the mean success of the last ``window`` batches reaches
+    ``level`` (None: never)."""
+    for end in range(window, len(rows) + 1):
+        if final_success(rows[:end], window) >= level:
+            return rows[end - 1]["step"]
+    return None
+
 def _tensorboard(folder: Path, purge_step: int) -> Any:
     try:
         from torch.utils.tensorboard import SummaryWriter

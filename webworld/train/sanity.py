@@ -80,6 +80,21 @@ def build_board(root: Path, spec: WorldSpec) -> Path:
     return root
 
 
+
+def prepare_board(work: Path, seed: int, buttons: int, model: str = "tiny",
+                  warm_steps: int = 120) -> Path:
+    """``work/board-k<K>-s<seed>/``: the built board and its start policy ``start-<model>/``
+    (:func:`format_warm_start`), each made once; a later call finds them there."""
+    root = work / f"board-k{buttons}-s{seed}"
+    if not (root / ".built").is_file():
+        build_board(root, board_spec(seed, buttons))
+        (root / ".built").touch()
+    start = root / f"start-{model}"
+    if not (start / "config.json").is_file():
+        torch.set_num_threads(1)
+        format_warm_start(root, start, model=model, steps=warm_steps, seed=seed)
+    return root
+
 WARM_START_RATES = {"tiny": 1e-3}  # a pretrained model gets a gentler default
 
 

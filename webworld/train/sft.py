@@ -9,7 +9,7 @@ The loop is the RL learner's scoring (:func:`~webworld.train.batch.reply_logits`
 fast where TRL's SFTTrainer cannot be on a CPU: the system prompt every chat starts with (about
 half of a compact turn's tokens) runs once per batch, the LM head runs only on the reply
 positions, batches hold chats of similar length (little padding), and a model family may train
-only its top layers (``train_layers``). With ``relabel_ids`` (or ``shuffle_ids``),
+only its top layers (``train_layers``). With the study switches ``relabel_ids`` (or ``shuffle_ids``),
 ``vary_values``, ``move_choices``, ``rename_choices`` and ``vary_dates`` every epoch sees each
 chat anew (:mod:`webworld.data.augment`: its element ids renumbered, the value it types
 replaced, the element it picks moved to a sibling's place or renamed, the day it picks moved),
@@ -36,11 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_date, vary_value
+from webworld.data.switches import SFT as SFT_SWITCHES
+from webworld.data.switches import StudySwitches, require_applicable
 from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir, staging_dir
+from webworld.settings import aliases, switches
 from webworld.train.defaults import (
     SFT_EPOCHS,
     SFT_MIN_STEPS,
@@ -82,7 +85,8 @@ class SFTSettings(BaseModel):
     min_steps: int = Field(SFT_MIN_STEPS, ge=1, description="Optimiser steps at least, however "
                                                             "few the chats.")
     learning_rate: float | None = Field(None, gt=0, description="Peak learning rate (warm-up, "
-                                        "then linear decay); default: the model family's.")
+                                        "then linear decay); default: the model family's.",
+                                        json_schema_extra=aliases("--lr"))
     warmup_ratio: float = Field(0.03, ge=0, lt=1, description="Share of the steps of linear "
                                                               "warm-up.")
     train_layers: int | None = Field(None, ge=0, description="Train only the top K transformer "
@@ -103,32 +107,15 @@ class SFTSettings(BaseModel):
     checkpoint_every: int = Field(100, ge=1, description="Optimiser steps between checkpoints "
                                                          "(and one at each epoch's end).")
     save_total_limit: int = Field(2, ge=1, description="Checkpoints kept (the newest).")
-    relabel_ids: bool = Field(False, description="Renumber each chat's element ids at random "
-                              "(in page order) every epoch: ids learnt by reading, not by heart.")
-    shuffle_ids: bool = Field(False, description="Like relabel_ids, but in no page order: no "
-                              "count down the page comes close to an id, only copying gives it.")
-    vary_values: bool = Field(False, description="Replace the value a chat's reply types (given "
-                              "by the task) with a new one of its field every epoch.")
-    move_choices: bool = Field(False, description="Move the element a chat's reply acts on "
-                               "(named by the task) to a sibling's place every epoch.")
-    rename_choices: bool = Field(False, description="Give the element a chat's reply acts on "
-                                 "(named by the task) a new name, in task and page, every epoch.")
-    vary_dates: bool = Field(False, description="Move the date a chat's task asks for to another "
-                             "day of its month, in task, calendar and reply, every epoch.")
-    skip_detours: bool = Field(False, description="Leave out the training chats of steps their "
-                               "task did without (an export's `detour` mark: a radio answered or "
-                               "an option picked on the way), so only needed steps are taught.")
+    study: StudySwitches = Field(default_factory=StudySwitches, description="Study switches "
+                                 "that change the training chats (each epoch anew, or "
+                                 "skip_detours: once).", json_schema_extra=switches(*SFT_SWITCHES))
 
-    @property
-    def augments(self) -> bool:
-        return (self.relabel_ids or self.shuffle_ids or self.vary_values or self.move_choices
-                or self.rename_choices or self.vary_dates)
-
-    @model_validator(mode="after")
-    def _one_way_of_renumbering(self) -> SFTSettings:
-        if self.relabel_ids and self.shuffle_ids:
-            raise ValueError("relabel_ids and shuffle_ids both renumber ids: choose one")
-        return self
+    @field_validator("study")
+    @classmethod
+    def _switches_of_sft(cls, study: StudySwitches) -> StudySwitches:
+        require_applicable(study, SFT_SWITCHES, "train sft")
+        return study
 
 
 @dataclass
@@ -182,7 +169,7 @@ def run_sft(settings: SFTSettings, *, progress: bool = True) -> SFTResult:
                          str(_split_path(settings.data, "train")))
     validation = encode_chats(tokenizer, validation_chats, settings.max_length)
     augmented = (partial(augmented_chats, tokenizer, train_chats, settings)
-                 if settings.augments else None)
+                 if settings.study.augments else None)
     trainer = _Trainer(settings, model, tokenizer, train, validation, device, augmented)
     state = RunState()
     if resume is not None:
@@ -218,10 +205,10 @@ def resolved(settings: SFTSettings, model: PreTrainedModel, chats: int) -> SFTSe
 def training_chats(settings: SFTSettings) -> list[list[dict[str, str]]]:
     """The training split of ``data`` and of each ``extra_data`` export, which must have been
     made in the same observation mode (the policy acts in one)."""
-    chats = read_split(settings.data, "train", skip_detours=settings.skip_detours)
+    chats = read_split(settings.data, "train", skip_detours=settings.study.skip_detours)
     mode = export_observation(settings.data)
     for extra in settings.extra_data:
-        more = read_split(extra, "train", skip_detours=settings.skip_detours)  # an export, first
+        more = read_split(extra, "train", skip_detours=settings.study.skip_detours)  # an export, first
         if export_observation(extra) != mode:
             raise UsageError(f"this export's observation mode is {export_observation(extra)!r}, "
                              f"the first's ({settings.data}) {mode!r}: export both in one mode",
@@ -321,16 +308,16 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
     """``chats`` encoded with the augmentations ``settings`` asks for, drawn anew for each
     (seed, epoch): the same in a resumed run."""
     rng = random.Random(f"{settings.seed}-{epoch}")
-    if settings.move_choices:
+    if settings.study.move_choices:
         chats = [move_choice(chat, rng) for chat in chats]
-    if settings.rename_choices:
+    if settings.study.rename_choices:
         chats = [rename_choice(chat, rng) for chat in chats]
-    if settings.vary_values:
+    if settings.study.vary_values:
         chats = [vary_value(chat, rng) for chat in chats]
-    if settings.vary_dates:
+    if settings.study.vary_dates:
         chats = [vary_date(chat, rng) for chat in chats]
-    if settings.relabel_ids or settings.shuffle_ids:
-        chats = [relabel_ids(chat, rng, ordered=not settings.shuffle_ids) for chat in chats]
+    if settings.study.relabel_ids or settings.study.shuffle_ids:
+        chats = [relabel_ids(chat, rng, ordered=not settings.study.shuffle_ids) for chat in chats]
     return encode_chats(tokenizer, chats, None)
 
 

@@ -2,7 +2,7 @@
 
 Sampling a 135M policy on a GPU is bound by kernel launches, not arithmetic: a whole-task RL
 batch took about 3 s a turn for at most 64 short replies on an H200
-(docs/learning_on_gpu_whole_tasks.md). Each token's forward pass launches hundreds of small
+(experiments/smollm2_gpu/whole_tasks.md). Each token's forward pass launches hundreds of small
 kernels from Python, and the dynamic cache grows by concatenation. Here the cache holds the
 prompt and every reply token from the start (transformers' ``StaticCache``), the attention
 mask is a fixed 4D buffer written in place, and one token's forward pass is recorded once per

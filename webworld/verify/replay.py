@@ -202,7 +202,8 @@ class Replay:
             value=gui.get("value") or gui.get("key"), action=str(action), bid=action.bid,
             bbox=node["bbox"] if node else None,
             observation={"url": seen.url, "axtree": seen.text,
-                         "screenshot": f"images/{self.candidate['id']}/{index:03d}.png"},
+                         "screenshot": f"images/{self.candidate['id']}/{index:03d}.png"
+                         if self.config.screenshots else None},
             page="",
         ), seen.screenshot))
 
