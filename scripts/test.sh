@@ -8,4 +8,5 @@ case " $* " in
     *) bash scripts/setup.sh dev ;;
 esac
 # the slowest tests are listed at the end, to keep the suite within its 15 minutes
-exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-2}" --durations=15 "$@"
+# three workers on 2 cores: many tests wait on Chromium, Ray or a subprocess, not the CPU
+exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-3}" --durations=15 "$@"

@@ -89,6 +89,7 @@ def test_ctrl_c_stops_a_build_while_it_verifies_and_the_rerun_resumes(tmp_path: 
     assert (tmp_path / "datasets" / "webworld" / "README.md").is_file()
 
 
+@pytest.mark.slow  # the build's and the export's Ctrl-C stay in the default run
 def test_ctrl_c_stops_verify_and_the_rerun_resumes(lab: Built, tmp_path: Path) -> None:
     world = tmp_path / "trajectories" / lab.spec.id
     world.mkdir(parents=True)
@@ -113,6 +114,7 @@ def sft_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "export"
 
 
+@pytest.mark.slow  # the build's and the export's Ctrl-C stay in the default run
 def test_ctrl_c_stops_train_sft_and_the_rerun_resumes(sft_export: Path, tmp_path: Path) -> None:
     args = ["train", "sft", "--data", str(sft_export), "--model", "tiny", "--out", "run",
             "--max-steps", "40", "--checkpoint-every", "1", "--batch-size", "2",
@@ -127,6 +129,7 @@ def test_ctrl_c_stops_train_sft_and_the_rerun_resumes(sft_export: Path, tmp_path
     assert summary["steps"] == 40 and summary["resumed_from"] is not None
 
 
+@pytest.mark.slow  # the build's and the export's Ctrl-C stay in the default run
 def test_ctrl_c_stops_train_rl_and_the_rerun_resumes(button_board: Path, tmp_path: Path) -> None:
     args = ["train", "rl", "--model", str(button_board / "start"), "--worlds", str(button_board),
             "--split", "all", "--steps", "12", "--tasks", "2", "-G", "2", "--envs", "4",
@@ -140,6 +143,7 @@ def test_ctrl_c_stops_train_rl_and_the_rerun_resumes(button_board: Path, tmp_pat
     assert [r["step"] for r in lines(tmp_path / "run" / "metrics.jsonl")][-1] == 12
 
 
+@pytest.mark.slow  # the build's and the export's Ctrl-C stay in the default run
 def test_ctrl_c_stops_eval_and_the_rerun_resumes(lab: Built, tmp_path: Path) -> None:
     args = ["eval", "--policy", "random", "--suite", str(lab.root), "-n", "3", "--workers", "1",
             "--out", "r.jsonl"]

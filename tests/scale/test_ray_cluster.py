@@ -70,6 +70,7 @@ def without_timing(rows: list[dict]) -> dict[str, dict]:
     return {r["id"]: {k: v for k, v in r.items() if k != "seconds"} for r in rows}
 
 
+@pytest.mark.slow  # minutes of Ray on 2 cores; test_ray_local.py starts a cluster by default
 @pytest.mark.timeout(900)  # two nodes, three runs: minutes on a loaded 2-core machine
 def test_two_node_cluster_matches_local_runs_and_survives_a_killed_worker(
         tmp_path: Path, flight) -> None:  # noqa: F811

@@ -112,6 +112,7 @@ def prepared(flight: Built, tmp_path: Path) -> Path:
     return run
 
 
+@pytest.mark.slow  # minutes on 2 cores; the stages split is checked in the default run
 @pytest.mark.timeout(1200)  # a hang guard: the flight world may be built first (minutes)
 def test_the_devices_half_of_a_recipe_runs_without_a_browser(prepared: Path,
                                                             tmp_path: Path) -> None:

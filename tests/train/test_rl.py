@@ -207,6 +207,7 @@ def _numbers(path: Path) -> list[dict]:
     return [{k: v for k, v in r.items() if not k.startswith("time_") and k != "wall"} for r in rows]
 
 
+@pytest.mark.slow  # tests/recipe kills a run inside RL and resumes it in the default run
 def test_a_run_killed_with_sigkill_resumes_to_the_same_numbers(button_board: Path,
                                                                tmp_path: Path) -> None:
     """On the button board the start policy presses buttons, so batch 2 learns: the resumed
