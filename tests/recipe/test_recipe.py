@@ -180,3 +180,14 @@ def test_the_recipe_of_record_validates_and_plans_its_stages(tmp_path: Path) -> 
     assert {"eval train-rl-success-s2", "eval heldout-rl-progress-s1",
             "eval miniwob-rl-progress-s1", "eval heldout-zero-shot"} <= set(stages)
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # planning writes nothing
+
+
+@pytest.mark.parametrize("name", ["tour.toml", "smollm2.toml"])
+def test_every_recorded_command_is_one_the_cli_takes(name: str, tmp_path: Path) -> None:
+    """What stages.json records as a stage's equivalent command parses as `webworld` would."""
+    from tests.test_readme import usage_problem
+
+    stages = plan_stages(load_recipe(ROOT / "recipes" / name), RunFolder(tmp_path), print)
+    commands = [s.command for s in stages if s.command.startswith("webworld ")]
+    assert len(commands) >= len(stages) - 1  # all but the train-worlds links
+    assert [problem for c in commands if (problem := usage_problem(c, whole=True))] == []

@@ -49,11 +49,13 @@ from webworld.pipeline import (  # noqa: F401  (DEFAULT_THEMES: read by tests an
 
 @reports_errors
 def build_cmd(
-    themes: list[str] = typer.Option(None, "--theme", "-t", show_default=", ".join(DEFAULT_THEMES),
+    # --themes and --specs: BuildConfig's field names, as recipes record the command
+    themes: list[str] = typer.Option(None, "--theme", "--themes", "-t",
+                                     show_default=", ".join(DEFAULT_THEMES),
                                      help="Theme(s); repeat the option for several worlds."),
-    spec_paths: list[Path] = typer.Option(None, "--spec", help="Build these spec files (or "
-                                          "every *.json in a folder) as they are, instead of "
-                                          "or besides themes."),
+    spec_paths: list[Path] = typer.Option(None, "--spec", "--specs", help="Build these spec "
+                                          "files (or every *.json in a folder) as they are, "
+                                          "instead of or besides themes."),
     profile: ProfileChoice = typer.Option(ProfileChoice.medium, "--profile", "-p"),
     seed: int = typer.Option(0, "--seed", "-s"),
     transition: Transition = typer.Option(None, "--transition", help="How every site moves "
