@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.eval.conftest import HELDOUT_SAMPLE
 from tests.rl.conftest import SHIPPED
-from webworld.cli.build_cmd import DEFAULT_THEMES
+from webworld.pipeline import DEFAULT_THEMES
 from webworld.cli.main import app
 from webworld.data.heldout import MANIFEST, load_manifest, manifest_bytes
 from webworld.data.splits import assign_splits

@@ -34,7 +34,7 @@ from webworld.cli.options import (
     Transition,
 )
 from webworld.cli.verify_cmd import Workers
-from webworld.pipeline import (  # noqa: F401  (DEFAULT_THEMES: read by tests and studies)
+from webworld.pipeline import (
     DATASET_DIR,
     DEFAULT_THEMES,
     SITES_DIR,
