@@ -28,9 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 TRAIN_STACK = ("torch", "transformers", "trl", "tensorboard", "matplotlib")
 EXTRA_LINE = ("error: training (and hf: policies) needs the `train` extra (torch is not "
               "installed): pip install 'webworld[train]'")
-# modules that may fail to import on the core: training itself, and BrowserGym (installed
-# apart by scripts/setup.sh, --no-deps)
-NEEDS_AN_EXTRA = {"webworld.train.": TRAIN_STACK, "webworld.rl.browsergym": ("browsergym",)}
+# modules that may fail to import on the core: training itself, the frameworks' envs, and
+# BrowserGym (installed apart by scripts/setup.sh, --no-deps)
+NEEDS_AN_EXTRA = {"webworld.train.": TRAIN_STACK, "webworld.rl.browsergym": ("browsergym",),
+                  "webworld.interop.openenv": ("openenv",),
+                  "webworld.interop.verifiers": ("verifiers",)}
 HANG_GUARD_S = 300
 
 

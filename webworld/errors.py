@@ -10,12 +10,15 @@ from typing import Any, Protocol
 EXTRA_MODULES = {
     "torch": "train", "transformers": "train", "trl": "train", "tensorboard": "train",
     "matplotlib": "train", "gguf": "smollm2", "ray": "ray", "llama_cpp": "e2e",
+    "openenv": "openenv", "verifiers": "verifiers",
 }
 EXTRA_USES = {
     "train": "training (and hf: policies)",
     "smollm2": "the SmolLM2 policy",
     "ray": "scale-out over Ray (--ray)",
     "e2e": "llama.cpp's server",
+    "openenv": "the OpenEnv server and client",
+    "verifiers": "the verifiers environment",
 }
 
 

@@ -6,6 +6,7 @@ A reply can be malformed JSON, truncated output, a schema-invalid object, an HTT
 (429, 500, 401, 404) or slow; ``reject_formats`` makes the server refuse response
 formats it "does not support", as llama.cpp refuses ``json_schema``; ``together`` holds
 every reply until that many requests are in at once (concurrency shown without a clock).
+A reply can also call tools (:func:`tool_reply`), as a model behind a tool-calling API does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ class Reply:
     finish_reason: str = "stop"
     prompt_tokens: int = 100
     completion_tokens: int = 50
+    tool_calls: list[dict[str, Any]] | None = None  # {"name": ..., "arguments": {...}} each
+
+
+def tool_reply(*calls: tuple[str, dict[str, Any]], content: str = "") -> Reply:
+    """A reply that calls these tools, ``(name, arguments)`` each, in order."""
+    return Reply(content, finish_reason="tool_calls",
+                 tool_calls=[{"name": name, "arguments": args} for name, args in calls])
 
 
 @dataclass
@@ -88,7 +96,7 @@ def create_scripted_app(script: Script) -> FastAPI:
             "id": f"chatcmpl-{len(script.requests)}", "object": "chat.completion",
             "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant", "content": reply.content}}],
+                         "message": _message(reply, len(script.requests))}],
             "usage": {"prompt_tokens": reply.prompt_tokens,
                       "completion_tokens": reply.completion_tokens,
                       "total_tokens": reply.prompt_tokens + reply.completion_tokens},
@@ -101,6 +109,17 @@ def create_scripted_app(script: Script) -> FastAPI:
         return {"object": "list", "data": [{"id": m, "object": "model"} for m in script.models]}
 
     return app
+
+
+def _message(reply: Reply, request: int) -> dict[str, Any]:
+    """The assistant message of ``reply``: its text, and its tool calls in OpenAI's shape."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{request}_{k}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for k, c in enumerate(reply.tool_calls)]
+    return message
 
 
 async def _all_in(gate: list[asyncio.Event], requests: int, together: int) -> bool:

@@ -79,7 +79,8 @@ def test_oracle_scores_100_and_random_what_it_scores(heldout: Path, tmp_path: Pa
     assert "100.0%" in oracle.output
 
     rand = runner.invoke(app, ["eval", "--policy", "random", "--suite", "heldout", "--heldout-dir",
-                               str(heldout), "-n", "2", "--out", str(tmp_path / "random.jsonl"),
+                               str(heldout), "-n", "1", "--max-steps", "5",
+                               "--out", str(tmp_path / "random.jsonl"),
                                "--report", str(tmp_path / "random.html"), "--traces", "2"])
     assert rand.exit_code == 0, rand.output
     records = read_results(tmp_path / "random.jsonl")

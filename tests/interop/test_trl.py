@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.rl.conftest import shared
 from webworld.browser.actions import parse_action
 from webworld.interop.trl import (
     ENDED,
@@ -26,17 +25,6 @@ from webworld.rl.fast.env import FastEnv
 from webworld.rl.tasks import load_worlds
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def tools_start(button_board: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``tiny`` taught the tool-call format on the button board (random presses)."""
-    from webworld.train.sanity import format_warm_start
-
-    def make(root: Path) -> None:
-        torch.set_num_threads(1)
-        format_warm_start(button_board, root, tools=True, seed=0)
-    return shared(tmp_path_factory, "board-tools", make)
 
 
 def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(button_board: Path, tools_start: Path,

@@ -35,7 +35,7 @@ def parity(built: Built, random_episodes: int, observation: str = "full",
     assert report.steps > 10 * random_episodes
 
 
-@pytest.mark.parametrize("random_episodes", [25, pytest.param(80, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("random_episodes", [10, pytest.param(80, marks=pytest.mark.slow)])
 def test_same_bytes_as_the_live_env_on_every_widget(lab: Built, random_episodes: int) -> None:
     """Every verified trajectory, and random actions (broken ones included) from deep in
     the flows: tabs and calendar days that pick, a mirrored field, a typed date sent with
@@ -47,7 +47,7 @@ def test_same_bytes_and_progress_rewards_as_the_live_env_on_a_shipped_world(flig
                                                                            ) -> None:
     """The bytes, and the progress rewards from the server's true state (live) and from the
     fast model; on every verified path they add up to its start's distance plus the success."""
-    parity(flight, random_episodes=20, observation="compact", reward="progress")
+    parity(flight, random_episodes=8, observation="compact", reward="progress")
 
 
 def test_progress_rewards_follow_the_distance_to_the_goal(flight: Built) -> None:

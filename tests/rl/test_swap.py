@@ -201,7 +201,7 @@ def test_navigate_and_swap_show_the_same_pixels(flight: Built, flight_swap: Buil
 
 
 def test_the_fast_env_equals_the_live_env_on_a_swap_site(lab_swap: Built) -> None:
-    parity(lab_swap, random_episodes=20)
+    parity(lab_swap, random_episodes=8)
 
 
 def test_the_verifier_verifies_a_swap_site(lab_swap: Built) -> None:

@@ -1,4 +1,5 @@
-"""`webworld env`: the RL environments from the terminal (list, play, snapshot, parity, check)."""
+"""`webworld env`: the RL environments from the terminal (list, play, snapshot, parity, check,
+serve)."""
 
 from __future__ import annotations
 
@@ -246,3 +247,44 @@ def check_cmd(
     finally:
         env.close()
     out.print(f"{world}: gymnasium's check_env passed")
+
+
+@env_app.command("serve")
+@reports_errors
+def serve_cmd(
+    worlds: Path = typer.Argument(..., help="A `webworld build` output (sites/ and "
+                                  "trajectories/; the fast env needs `webworld env snapshot`)."),
+    env: str = typer.Option("fast", "--env", help="fast (no browser) or live (Chromium)."),
+    host: str = typer.Option("127.0.0.1", "--host",
+                             help="Bind address (loopback by default; any other needs --token)."),
+    port: int = typer.Option(8000, "--port", "-p", min=0, max=65535, help="0: any free port."),
+    token: str = typer.Option(None, "--token", envvar="WEBWORLD_ENV_TOKEN",
+                              help="Clients must send 'Authorization: Bearer <token>'."),
+    max_sessions: int = typer.Option(None, "--max-sessions", min=1,
+                                     help="Concurrent sessions (default: fast 1024, live 16)."),
+    observation: str = typer.Option("compact", "--observation",
+                                    help="full or compact (a reset may choose)."),
+    reward: str = typer.Option("success", "--reward", help="success or progress (a reset may "
+                               "choose)."),
+    split: str = typer.Option("train", "--split",
+                              help="train, validation, test or all: where resets draw tasks."),
+) -> None:
+    """Serve the worlds as an OpenEnv environment, one episode at a time per session.
+
+    HTTP /reset /step /state /schema, and WebSocket sessions on /ws (OpenEnv's EnvClient)."""
+    from webworld.interop.openenv.server import check_exposure, create_app, listen, run, url_of
+
+    check_exposure(host, token)  # before the worlds load: a refusal costs nothing
+    app = create_app(worlds, env=env, split=split, observation=observation,  # type: ignore[arg-type]
+                     reward=reward, max_sessions=max_sessions, token=token)  # type: ignore[arg-type]
+    sock = listen(host, port, token=token)
+    server = app.state.env_server
+    out.print(f"webworld env server: {len(app.state.served.shared.worlds.worlds)} world(s), "
+              f"{env} env, up to {server.max_concurrent_envs} sessions"
+              + (", token required" if token else ""))
+    out.print(f"listening on {url_of(sock)}")
+    try:
+        run(app, sock)
+    except KeyboardInterrupt:
+        err.print("stopped by Ctrl-C")
+        raise typer.Exit(130) from None

@@ -23,6 +23,7 @@ instance of a process.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import time
 from collections.abc import Callable, Coroutine
@@ -80,6 +81,16 @@ class SharedWorlds:
             return run_inline(coro)
         return self._browser.runtime.run(coro)
 
+    async def drive_async(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """:meth:`drive` for a caller on its own event loop (a server's): the live env's
+        coroutine runs on the browser's loop while the caller's awaits it, blocking nothing."""
+        if self._fast is not None:
+            return self.drive(coro)
+        from webworld.rl.runtime import DEADLINE_S
+
+        running = asyncio.run_coroutine_threadsafe(coro, self._browser.runtime.loop)
+        return await asyncio.wait_for(asyncio.wrap_future(running), DEADLINE_S)
+
     def close(self) -> None:
         if self._browser is not None:
             self._browser.close()
@@ -131,30 +142,14 @@ class Played:
     env_seconds: float = 0.0
 
 
-class WebworldEnv:
-    """One episode at a time on the shared worlds; TRL calls its public methods as tools."""
+class ActionTools:
+    """webworld's action language as TRL's tools: one public method per action kind, with typed
+    arguments and a docstring, each the text of the page after the action or why it failed.
+    What an action reaches is the subclass's :meth:`_step` (the episode in this process, or a
+    webworld env server through its OpenEnv client)."""
 
-    def __init__(self, shared: SharedWorlds) -> None:
-        self._shared = shared
-        self._episode = shared.episode()
-        self._done = True
-        self.played = Played()
-
-    def reset(self, instance: str | None = None, intent: str | None = None, **_: Any) -> str:
-        """Start the dataset row's task instance; the page, appended to the task's message."""
-        worlds = self._shared.worlds
-        inst = worlds.instance(instance) if instance else worlds.instances()[0]
-        self.played = Played(instance=inst.id)
-        obs, _info = self._timed(self._episode.reset(worlds.world(inst.world_id), inst,
-                                                     intent or inst.intents[0]))
-        self._done = False
-        return "\n\n" + page_text(obs)
-
-    def get_reward(self) -> float:
-        """The episode's reward, summed over its steps, as the env gave it."""
-        return self.played.reward
-
-    # --- the tools: webworld's action language --------------------------------------------
+    played: Played
+    _done: bool
 
     def click(self, bid: str) -> str:
         """Click an element of the page.
@@ -249,20 +244,51 @@ class WebworldEnv:
         """
         return self._act("drag", bid, value)
 
-    # --- inside ------------------------------------------------------------------------------
-
     def _act(self, name: str, *args: Any) -> str:
         if self._done:
             return ENDED
         # the env reads the action string: a value it cannot use is its refusal, not a crash
-        action = format_action(name, *(str(a) for a in args))
-        obs, reward, terminated, truncated, info = self._timed(self._episode.step(action))
+        obs, reward, done, success = self._step(format_action(name, *(str(a) for a in args)))
         self.played.actions.append(obs["last_action"])
         self.played.reward += float(reward)
-        self.played.success = bool(info.get("success"))
-        self._done = terminated or truncated
+        self.played.success = success
+        self._done = done
         text = page_text(obs)
-        return f"{text}\n{ENDED}" if self._done else text
+        return f"{text}\n{ENDED}" if done else text
+
+    def _step(self, action: str) -> tuple[dict[str, Any], float, bool, bool]:
+        """(the observation dict, the reward, whether the episode ended, success) of ``action``."""
+        raise NotImplementedError
+
+
+class WebworldEnv(ActionTools):
+    """One episode at a time on the shared worlds; TRL calls its public methods as tools."""
+
+    def __init__(self, shared: SharedWorlds) -> None:
+        self._shared = shared
+        self._episode = shared.episode()
+        self._done = True
+        self.played = Played()
+
+    def reset(self, instance: str | None = None, intent: str | None = None, **_: Any) -> str:
+        """Start the dataset row's task instance; the page, appended to the task's message."""
+        worlds = self._shared.worlds
+        inst = worlds.instance(instance) if instance else worlds.instances()[0]
+        self.played = Played(instance=inst.id)
+        obs, _info = self._timed(self._episode.reset(worlds.world(inst.world_id), inst,
+                                                     intent or inst.intents[0]))
+        self._done = False
+        return "\n\n" + page_text(obs)
+
+    def get_reward(self) -> float:
+        """The episode's reward, summed over its steps, as the env gave it."""
+        return self.played.reward
+
+    # --- inside ------------------------------------------------------------------------------
+
+    def _step(self, action: str) -> tuple[dict[str, Any], float, bool, bool]:
+        obs, reward, terminated, truncated, info = self._timed(self._episode.step(action))
+        return obs, float(reward), terminated or truncated, bool(info.get("success"))
 
     def _timed(self, coro: Coroutine[Any, Any, Any]) -> Any:
         started = time.perf_counter()
