@@ -17,6 +17,7 @@ import pytest
 
 from tests.interop.conftest import ROOT, EnvServer, env_server, serve_command
 from webworld.browser.actions import parse_action
+from webworld.errors import UsageError
 from webworld.interop.openenv import (
     EnvServerError,
     WebworldAction,
@@ -147,6 +148,26 @@ def test_the_token_is_required_when_the_server_has_one(server: EnvServer) -> Non
             pass
     assert httpx.post(f"{server.url}/reset", json={}).status_code == 401
     assert httpx.get(f"{server.url}/health").status_code == 200  # a container's health check
+
+
+def test_a_factory_over_several_servers_spreads_its_sessions(server: EnvServer, button_board: Path,
+                                                              tmp_path: Path) -> None:
+    """Past one process: the factory takes a list of servers in turn, each session on its own."""
+    from webworld.interop.openenv import environment_factory
+
+    with env_server(button_board, tmp_path, token=TOKEN) as second:
+        make = environment_factory([server.url, second.url], token=TOKEN)
+        envs = [make() for _ in range(4)]
+        try:
+            assert [env.url for env in envs] == [server.url, second.url] * 2
+            for env in envs:
+                assert "URL: " in env.reset()
+            assert second.sessions()["active"] == 2
+        finally:
+            for env in envs:
+                env._close()
+    with pytest.raises(UsageError, match="at least one env server"):
+        environment_factory([])
 
 
 def test_off_loopback_it_will_not_start_without_a_token(button_board: Path) -> None:

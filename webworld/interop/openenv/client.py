@@ -23,13 +23,14 @@ step on the server; ``get_reward`` sums the server's rewards.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from webworld import contract
-from webworld.errors import WebworldError
+from webworld.errors import UsageError, WebworldError
 from webworld.interop.openenv._openenv import load, needs_openenv
 from webworld.interop.trl import ActionTools, Played, page_text
 
@@ -161,6 +162,7 @@ class WebworldServerEnv(ActionTools):
     def __init__(self, url: str, *, token: str | None = None, **options: Any) -> None:
         if _env_client is None:
             raise needs_openenv()
+        self.url = url
         self._client = WebworldClient(url, token=token).sync()
         self._options = options  # observation, reward, max_steps, split: per reset
         self._done = True
@@ -196,11 +198,17 @@ class WebworldServerEnv(ActionTools):
         self._close()
 
 
-def environment_factory(url: str, *, token: str | None = None, **options: Any
-                        ) -> Callable[[], WebworldServerEnv]:
+def environment_factory(url: str | Sequence[str], *, token: str | None = None,
+                        **options: Any) -> Callable[[], WebworldServerEnv]:
     """What ``GRPOTrainer(environment_factory=...)`` takes: each call a new session on the
-    server at ``url`` (``options``: observation, reward, max_steps, split, per reset)."""
-    return lambda: WebworldServerEnv(url, token=token, **options)
+    server at ``url`` (``options``: observation, reward, max_steps, split, per reset). Past
+    one process or machine, ``url`` is a list of servers of the same worlds: the calls take
+    them in turn, so the sessions spread evenly."""
+    urls = [url] if isinstance(url, str) else list(url)
+    if not urls:
+        raise UsageError("environment_factory needs the URL of at least one env server")
+    turns = itertools.cycle(urls)
+    return lambda: WebworldServerEnv(next(turns), token=token, **options)
 
 
 def __getattr__(name: str) -> Any:
