@@ -15,6 +15,13 @@ loads it in Chromium at its real URL and records, for each *layout*:
 
 The snapshot is one gzipped JSON file in the site folder, keyed by a fingerprint of
 the site's files and of this capture code, so a re-rendered site is captured again.
+
+What it costs is CPU, nearly all of it Chromium's page loads (``bench/bench_snapshot.py``
+measures it against the way it was, and checks the snapshot's bytes stay the same): a
+state's template is rendered only when its page's context is new, a page is served from
+memory with the site's static files cached, the window around the emulated viewport is
+small (Chromium draws it in software), a layout's configs are read in one call as JSON,
+and on a machine with few CPUs one tab captures at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +44,14 @@ from webworld.contract import WORLD_PREFIX
 from webworld.errors import WebworldError
 from webworld.fsio import atomic_write_bytes
 from webworld.render.site import GENERATOR, Site
-from webworld.render.view import make_environment, render_page
+from webworld.render.view import make_environment, page_context, render_page
 from webworld.spec.graph import DEFAULT_STATE_BUDGET, explore_states
 from webworld.spec.semantics import Machine, State
 
 if TYPE_CHECKING:  # capturing needs a browser; loading a snapshot does not
+    from fastapi import FastAPI
+    from playwright.async_api import BrowserContext, Page
+
     from webworld.browser.tab import BrowserTab
 
 FORMAT = "webworld-fast/1"
@@ -196,14 +207,23 @@ def plan_renders(site: Site, machine: Machine, *, state_budget: int = DEFAULT_ST
         seen.update(dict.fromkeys(graph.states))
     plan = RenderPlan(list(seen), [], [], [])
     index: dict[str, int] = {}
+    by_input: dict[tuple[str, str], int] = {}
 
     def layout(state: State, flash: str | None) -> int:
+        # render_page prints the page's template with page_context's views: states whose
+        # context is equal give equal HTML, so only the first of them is rendered
+        key = (state.page, page_context(site, machine, state, base=base, error=flash)
+               .model_dump_json())
+        known = by_input.get(key)
+        if known is not None:
+            return known
         html = render_page(site, env, machine, state, base=base, error=flash)
         digest = hashlib.sha1(html.encode()).hexdigest()
         if digest not in index:
             index[digest] = len(plan.htmls)
             plan.htmls.append(html)
             plan.pages.append(state.page)
+        by_input[key] = index[digest]
         return index[digest]
 
     for state in plan.states:
@@ -226,35 +246,102 @@ def configs_of(facts: list[dict[str, Any]]) -> list[tuple[list[int], list[int]]]
 
 # --- capturing in Chromium ----------------------------------------------------------------------
 
+# Every config of a layout in one call, in order (each CONFIG_JS puts the page back as it was).
+CONFIGS_JS = "(list) => { const one = " + CONFIG_JS + "; return list.map((c) => one(c)); }"
+
+# A page function's result as one JSON string: Playwright's client checks a structured value
+# value by value (see webworld.browser.tab's _CALL_JS), json.loads reads the string in C. The
+# replacer keeps what Playwright's own transfer gives: undefined as null; NaN, Infinity and -0
+# as those floats (marked, then written as the literals Python's json reads; a string of the
+# page that looks like a mark is refused rather than read wrong).
+AS_JSON_JS = r"""(arg) => {
+  const tag = "\u0001ww:";
+  const text = JSON.stringify((FN)(arg), (k, v) => {
+    if (v === undefined) return null;
+    if (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)))
+      return tag + (Object.is(v, -0) ? "-0.0" : String(v));
+    if (typeof v === "string" && v.startsWith(tag)) throw new Error("a string starts with " + tag);
+    return v;
+  });
+  return text.includes("\\u0001ww:") ? text.replace(/"\\u0001ww:([^"]*)"/g, "$1") : text;
+}"""
+
+FACTS_CALL = AS_JSON_JS.replace("(FN)", f"({FACTS_JS})")
+CONFIGS_CALL = AS_JSON_JS.replace("(FN)", f"({CONFIGS_JS})")
+
+WINDOW_BOUNDS = {"width": 500, "height": 200}
+"""A capturing tab's window (500 is the narrowest Chromium's browser UI allows)."""
+
+TAB_HEADER = "x-ww-capture-tab"
+"""Names the capturing tab in its requests, so the server answers it with that tab's layout."""
+
+
+def _capture_app(site: Site, current: dict[str, str]) -> FastAPI:
+    """The site's own server, except that a page URL answers with the HTML the asking tab
+    captures now. A real response rather than a Playwright route: routing turns Chromium's
+    cache off, and every page load would fetch the style sheet and script again."""
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+
+    from webworld.serve.app import NO_STORE, SECURITY_HEADERS
+    from webworld.serve.multi import create_multi_app
+
+    async def page(request: Request) -> Response:
+        html = current.get(request.headers.get(TAB_HEADER, ""))
+        if html is None:
+            return Response(status_code=404)
+        return HTMLResponse(html, headers={**SECURITY_HEADERS, **NO_STORE})
+
+    app = create_multi_app([site.root])
+    base = WORLD_PREFIX.format(world=site.spec.id)
+    app.router.routes.insert(0, Route(contract.PAGE_URL.format(base=base, page="{page:path}"),
+                                      page))
+    return app
+
+
+async def _shrink_window(context: BrowserContext, page: Page) -> None:
+    """Make the tab's window small. The page keeps its viewport (Playwright emulates it), so
+    its layout, hit tests and script see the same page; but Chromium draws every frame of the
+    window in software, browser UI included, at the window's size: at 1280 x 800 that was
+    17-30% of the capture's CPU. Not smaller: a window with no room left for the page below
+    the browser's toolbar (under about 80 pixels high) gets its frames throttled, and every
+    page load waits. Chromium without browser windows (a headless shell) has none to shrink."""
+    from playwright.async_api import Error as PlaywrightError
+
+    cdp = await context.new_cdp_session(page)
+    try:
+        window = await cdp.send("Browser.getWindowForTarget")
+        await cdp.send("Browser.setWindowBounds", {"windowId": window["windowId"],
+                                                   "bounds": WINDOW_BOUNDS})
+    except PlaywrightError:
+        pass
+    finally:
+        await cdp.detach()
+
 
 async def _capture_layouts(site: Site, plan: RenderPlan, workers: int,
                            progress: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
-    """Load every layout at its real URL (the HTML handed over by a route, static files
-    from the site's server) in ``workers`` tabs at once, and capture it."""
+    """Load every layout at its real URL (static files cached from the site's server) in
+    ``workers`` tabs at once, and capture it."""
     from playwright.async_api import async_playwright
 
     from webworld.browser.tab import BrowserTab
-    from webworld.serve.app import SECURITY_HEADERS
-    from webworld.serve.multi import create_multi_app
     from webworld.serve.runner import LiveServer
 
     base = WORLD_PREFIX.format(world=site.spec.id)
     layouts: list[dict[str, Any] | None] = [None] * len(plan.htmls)
     todo = iter(range(len(plan.htmls)))
     done = [0]
+    current: dict[str, str] = {}  # tab name -> the HTML it loads now
 
-    async def worker(browser: Any, url: str) -> None:
+    async def worker(browser: Any, url: str, name: str) -> None:
         context = await new_context(browser)
+        await context.set_extra_http_headers({TAB_HEADER: name})
         tab = await BrowserTab.open(context)
-        current = {"html": ""}
-
-        async def fulfil(route: Any) -> None:
-            await route.fulfill(status=200, body=current["html"], headers=dict(SECURITY_HEADERS),
-                                content_type="text/html; charset=utf-8")
-
-        await context.route(f"{url}{base}/page/**", fulfil)
+        await _shrink_window(context, tab.page)
         for i in todo:
-            current["html"] = plan.htmls[i]
+            current[name] = plan.htmls[i]
             await tab.goto(url + contract.PAGE_URL.format(base=base, page=plan.pages[i]))
             layouts[i] = await _capture_layout(tab, plan.pages[i])
             done[0] += 1
@@ -262,21 +349,27 @@ async def _capture_layouts(site: Site, plan: RenderPlan, workers: int,
                 progress(done[0], len(plan.htmls))
         await context.close()
 
-    with LiveServer(create_multi_app([site.root])) as server:
+    with LiveServer(_capture_app(site, current)) as server:
         async with async_playwright() as pw:
             browser = await launch_browser(pw)
             try:
-                await asyncio.gather(*(worker(browser, server.url) for _ in range(max(1, workers))))
+                await asyncio.gather(*(worker(browser, server.url, str(n))
+                                       for n in range(max(1, workers))))
             finally:
                 await browser.close()
     return [layout for layout in layouts if layout is not None]
 
 
+async def _evaluate(tab: BrowserTab, call: str, arg: Any = None) -> Any:
+    return json.loads(await tab.page.evaluate(call, arg))
+
+
 async def _capture_layout(tab: BrowserTab, page: str) -> dict[str, Any]:
-    facts = await tab.page.evaluate(FACTS_JS)
+    facts = await _evaluate(tab, FACTS_CALL)
+    wanted = configs_of(facts)
     configs = []
-    for popups, menus in configs_of(facts):
-        got = await tab.page.evaluate(CONFIG_JS, [popups, menus])
+    for (popups, menus), got in zip(wanted, await _evaluate(tab, CONFIGS_CALL,
+                                                           [[p, m] for p, m in wanted])):
         if got["parkInMenu"]:
             raise WebworldError(f"page {page!r}: the pointer's resting corner lies on a hover menu")
         configs.append({
@@ -304,17 +397,38 @@ def snapshot_path(site: Site) -> Path:
     return site.root / SNAPSHOT
 
 
-def build_snapshot(site: Site, *, state_budget: int = DEFAULT_STATE_BUDGET, workers: int = 2,
+def default_workers() -> int:
+    """Tabs capturing at once: two where there are at least 4 CPUs to run them. On 2 busy
+    CPUs a second tab took about 25% more CPU (part of Chromium's work per page load comes
+    with the load's wall time) and the capture was no sooner."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 if (cpus or 1) >= 4 else 1
+
+
+def build_snapshot(site: Site, *, state_budget: int = DEFAULT_STATE_BUDGET,
+                   workers: int | None = None,
                    progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Capture every layout of ``site`` and write ``<site>/fast/snapshot.json.gz``."""
+    """Capture every layout of ``site`` and write ``<site>/fast/snapshot.json.gz``
+    (``workers`` tabs at once, :func:`default_workers` if None)."""
     generator = site.manifest.get("generator", "")
     if generator != GENERATOR:
         raise WebworldError(f"the fast environment reproduces sites of the built-in renderer "
                             f"({GENERATOR}); this one was made by {generator or 'an unknown tool'} "
                             "(render it again, or use the live environment)", str(site.root))
-    machine = Machine(site.spec)
-    plan = plan_renders(site, machine, state_budget=state_budget)
-    layouts = asyncio.run(_capture_layouts(site, plan, workers, progress))
+    plan = plan_renders(site, Machine(site.spec), state_budget=state_budget)
+    return save_snapshot(site, plan, capture_layouts(site, plan, workers=workers,
+                                                     progress=progress))
+
+
+def capture_layouts(site: Site, plan: RenderPlan, *, workers: int | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Every layout of ``plan`` captured in Chromium, in the plan's order."""
+    tabs = default_workers() if workers is None else workers
+    return asyncio.run(_capture_layouts(site, plan, tabs, progress))
+
+
+def save_snapshot(site: Site, plan: RenderPlan, layouts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write the snapshot of ``plan``'s states and their captured layouts; return it."""
     snapshot = {
         "format": FORMAT, "webworld": __version__, "world": site.spec.id,
         "fingerprint": site_fingerprint(site), "placeholder": FLASH_PLACEHOLDER,
