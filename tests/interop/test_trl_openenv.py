@@ -26,6 +26,7 @@ def server(button_board: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield running
 
 
+@pytest.mark.timeout(1800)  # the shared tool-format warm start: see tests/interop/test_trl.py
 def test_trl_trains_through_the_openenv_client_on_the_server_s_rewards(
         server: EnvServer, button_board: Path, tools_start: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
