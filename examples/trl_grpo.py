@@ -22,6 +22,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def board_and_start(worlds: Path | None, model: str | None, work: Path
+                    ) -> tuple[Path, str | Path]:
+    """The worlds and the start policy: without ``worlds`` the button board, built once into
+    ``work``; without ``model`` ``tiny``, taught the tool-call format on random presses."""
+    from webworld.train.sanity import board_spec, build_board, format_warm_start
+
+    if worlds is None:
+        worlds = work / "board"
+        if not (worlds / ".built").is_file():
+            build_board(worlds, board_spec(seed=0, buttons=4))
+            (worlds / ".built").touch()
+    model_dir: str | Path | None = model
+    if model_dir is None:
+        model_dir = work / "start-tools"
+        if not (model_dir / "config.json").is_file():
+            format_warm_start(worlds, model_dir, tools=True)
+    return worlds, model_dir
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser()
     parser.add_argument("--worlds", type=Path, default=None)
@@ -37,19 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from webworld.interop.trl import environment_factory, task_dataset, with_tool_template
     from webworld.train.models import load_policy
-    from webworld.train.sanity import board_spec, build_board, format_warm_start
-
-    worlds = args.worlds
-    if worlds is None:  # the button board, built once
-        worlds = args.work / "board"
-        if not (worlds / ".built").is_file():
-            build_board(worlds, board_spec(seed=0, buttons=4))
-            (worlds / ".built").touch()
-    model_dir = args.model
-    if model_dir is None:  # tiny, taught the tool-call format on random presses
-        model_dir = args.work / "start-tools"
-        if not (model_dir / "config.json").is_file():
-            format_warm_start(worlds, model_dir, tools=True)
+    worlds, model_dir = board_and_start(args.worlds, args.model, args.work)
     model, tokenizer = load_policy(str(model_dir))
     config = GRPOConfig(
         output_dir=str(args.work / "grpo"), loss_type="vespo", max_steps=args.steps,

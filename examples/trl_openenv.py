@@ -62,19 +62,9 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
-    from webworld.train.sanity import board_spec, build_board, format_warm_start
+    from trl_grpo import board_and_start  # the same board and start policy
 
-    worlds = args.worlds
-    if worlds is None:  # the button board, built once
-        worlds = args.work / "board"
-        if not (worlds / ".built").is_file():
-            build_board(worlds, board_spec(seed=0, buttons=4))
-            (worlds / ".built").touch()
-    model_dir = args.model
-    if model_dir is None:  # tiny, taught the tool-call format on random presses
-        model_dir = args.work / "start-tools"
-        if not (model_dir / "config.json").is_file():
-            format_warm_start(worlds, model_dir, tools=True)
+    worlds, model_dir = board_and_start(args.worlds, args.model, args.work)
     if args.url is not None:
         return train(args, worlds, model_dir, args.url)
     with served(worlds) as url:
