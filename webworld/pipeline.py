@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from webworld.errors import UsageError, WebworldError
+from webworld.propose.versions import GENERATOR_HELP, LATEST_GENERATOR
 from webworld.spec.graph import DEFAULT_STATE_BUDGET
 
 if TYPE_CHECKING:  # the heavy stages load when a build runs, not when a CLI option is read
@@ -55,6 +56,8 @@ class BuildConfig(BaseModel):
         "medium", description="Size and difficulty of the proposed worlds.")
     seed: int = Field(0, description="Seed of the proposer: the same theme, profile and seed "
                       "give the same bytes.")
+    generator_version: int = Field(LATEST_GENERATOR, ge=1, le=LATEST_GENERATOR,
+                                   description=GENERATOR_HELP)
     transition: Literal["navigate", "swap"] | None = Field(
         None, description="How every site moves between pages: navigate (a page load per "
         "action) or swap (in place). Default: the proposer's seeded pick per world (mostly "
@@ -173,12 +176,13 @@ def build_worlds(config: BuildConfig, *, session: LLMSession | None = None,
     return result
 
 
-def propose_world(theme: str, profile: str, seed: int, state_budget: int) -> ImproveResult:
+def propose_world(theme: str, profile: str, seed: int, state_budget: int, *,
+                  generator_version: int = LATEST_GENERATOR) -> ImproveResult:
     """Propose a draft offline, then validate and improve it: the pipeline's first stage."""
     from webworld.propose.improve import improve
     from webworld.propose.procedural import generate
 
-    proposal = generate(theme, profile, seed)
+    proposal = generate(theme, profile, seed, version=generator_version)
     result = improve(proposal.spec, state_budget=state_budget)
     if not result.valid:
         raise WebworldError(f"the improver could not make {proposal.spec.id} valid:\n"
@@ -278,7 +282,8 @@ def _prepare_worlds(config: BuildConfig, session: LLMSession | None,
 def _propose(theme: str, config: BuildConfig, session: LLMSession | None) -> WorldSpec:
     budget = config.state_budget
     if session is None or not session.stages & {"propose", "improve", "critic"}:
-        return propose_world(theme, config.profile, config.seed, budget).spec
+        return propose_world(theme, config.profile, config.seed, budget,
+                             generator_version=config.generator_version).spec
     from webworld.agents.improver import improve_with_llm, propose_world_llm
 
     critic, rounds = session.uses("critic"), 4 if session.uses("improve") else 0

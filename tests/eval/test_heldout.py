@@ -16,9 +16,9 @@ from webworld.data.heldout import MANIFEST, load_manifest, manifest_bytes
 from webworld.data.splits import assign_splits
 from webworld.eval.heldout import heldout_spec
 from webworld.eval.results import read_results
-from webworld.propose.archetypes import match_archetype
 from webworld.render.themes import choose_theme
 from webworld.rl.tasks import load_worlds
+from webworld.spec.archetypes import match_archetype
 from webworld.spec.io import load_spec
 
 runner = CliRunner()

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webworld.errors import UsageError
-from webworld.propose.archetypes import ARCHETYPES, match_archetype
 from webworld.propose.procedural import generate, profile_problems, shortest_paths_to_terminals
 from webworld.propose.profiles import PROFILES
+from webworld.spec.archetypes import ARCHETYPES, match_archetype
 from webworld.spec.io import spec_to_json
 from webworld.spec.validate import validate
 

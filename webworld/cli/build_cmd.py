@@ -25,6 +25,7 @@ from webworld.cli.llm_options import (
 )
 from webworld.cli.options import (
     ExtraSteps,
+    GeneratorVersion,
     MaxDepth,
     ProfileChoice,
     RayAddress,
@@ -58,6 +59,7 @@ def build_cmd(
                                           "instead of or besides themes."),
     profile: ProfileChoice = typer.Option(ProfileChoice.medium, "--profile", "-p"),
     seed: int = typer.Option(0, "--seed", "-s"),
+    generator_version: int = GeneratorVersion,
     transition: Transition = typer.Option(None, "--transition", help="How every site moves "
                                           "between pages: navigate (a page load per action) or "
                                           "swap (in place). Default: the proposer's seeded pick "
@@ -96,7 +98,7 @@ def build_cmd(
     builds existing specs (e.g. from `webworld import`) from the render stage on."""
     config = BuildConfig(
         themes=themes or None, specs=spec_paths or [], profile=profile.value, seed=seed,
-        transition=transition.value if transition else None, specs_out=specs_dir,
+        generator_version=generator_version, transition=transition.value if transition else None, specs_out=specs_dir,
         sites_out=sites_dir, out=traj_dir, dataset_out=dataset_dir, state_budget=state_budget,
         max_depth=max_depth, extra_steps=extra_steps, max_shortest=max_shortest,
         max_longer=max_longer, max_instances=max_instances, workers=workers, ray=ray,

@@ -8,7 +8,7 @@ import typer
 
 from webworld.cli.console import out
 from webworld.cli.errors import reports_errors
-from webworld.cli.options import SPECS_DIR, ProfileChoice, StateBudget
+from webworld.cli.options import SPECS_DIR, GeneratorVersion, ProfileChoice, StateBudget
 from webworld.pipeline import propose_world
 from webworld.propose.improve import improve
 from webworld.spec.io import load_spec, save_spec
@@ -28,9 +28,11 @@ def generate_cmd(
     seed: int = typer.Option(0, "--seed", "-s", help="Same theme, profile and seed: same bytes."),
     out_dir: Path = typer.Option(SPECS_DIR, "--out", "-o", help="Directory for the spec file."),
     state_budget: int = StateBudget,
+    generator_version: int = GeneratorVersion,
 ) -> None:
     """Propose a world spec offline (procedural proposer + validator + improver)."""
-    result = propose_world(theme, profile.value, seed, state_budget)
+    result = propose_world(theme, profile.value, seed, state_budget,
+                           generator_version=generator_version)
     spec = result.spec
     path = save_spec(spec, out_dir / f"{spec.id}.json")
     for note in spec.provenance.notes:

@@ -20,7 +20,7 @@ from webworld.cli.site_cmd import render_cmd, serve_cmd
 from webworld.cli.spec_cmd import spec_app, validate_cmd
 from webworld.cli.train_cmd import train_app
 from webworld.cli.verify_cmd import verify_cmd
-from webworld.propose.archetypes import ARCHETYPES
+from webworld.spec.archetypes import ARCHETYPES
 
 app = typer.Typer(
     name="webworld",

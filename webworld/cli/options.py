@@ -8,6 +8,7 @@ from enum import StrEnum
 import typer
 
 from webworld.pipeline import SPECS_DIR, TRAJECTORIES_DIR  # noqa: F401  (defined once there)
+from webworld.propose.versions import GENERATOR_HELP, LATEST_GENERATOR
 from webworld.spec.graph import DEFAULT_STATE_BUDGET
 
 
@@ -26,6 +27,9 @@ class Transition(StrEnum):
 
 StateBudget = typer.Option(DEFAULT_STATE_BUDGET, "--state-budget", min=1,
                            help="Most states BFS may visit before it reports the cut.")
+
+GeneratorVersion = typer.Option(LATEST_GENERATOR, "--generator-version", min=1,
+                                max=LATEST_GENERATOR, help=GENERATOR_HELP)
 
 MaxDepth = typer.Option(None, "--max-depth", min=1, help="BFS depth limit (default: none).")
 ExtraSteps = typer.Option(1, "--extra-steps", min=0,

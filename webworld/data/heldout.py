@@ -40,6 +40,9 @@ class HeldoutWorld(BaseModel):
     seed: int = Field(ge=9000, description="seeds from 9000 up are reserved for evaluation")
     look: str = Field(description="the visual theme the site is rendered in")
     base: str | None = Field(None, description="new-look: the world whose spec it re-renders")
+    generator_version: int = Field(1, ge=1, description="the offline proposer's version that "
+                                   "makes it (webworld.propose.procedural.GENERATOR_VERSIONS); "
+                                   "1 for the suite of record, so its numbers stay comparable")
 
 
 class HeldoutManifest(BaseModel):

@@ -36,7 +36,8 @@ def heldout_spec(entry: HeldoutWorld) -> WorldSpec:
     """The spec of one held-out world, exactly as the manifest names it."""
     from webworld.propose.procedural import generate
 
-    spec = generate(entry.theme, entry.profile, entry.seed).spec
+    spec = generate(entry.theme, entry.profile, entry.seed,
+                    version=entry.generator_version).spec
     if entry.kind == "new-look":
         spec = spec.model_copy(update={"id": entry.id})
     if entry.kind != "new-look" and spec.id != entry.id:

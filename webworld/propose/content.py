@@ -9,8 +9,8 @@ import random
 from faker import Faker
 
 from webworld.propose import wording
-from webworld.propose.archetypes import Archetype
 from webworld.propose.patterns import Field
+from webworld.spec.archetypes import Archetype
 from webworld.spec.models import ContentBlock
 
 # Dates are drawn from a fixed window so the same seed gives the same world on any day.
@@ -71,6 +71,24 @@ def item_cards(rng: random.Random, arch: Archetype, items: list[str], fake: Fake
             card["price"] = price(rng, arch.price_range)
         cards.append(card)
     return ContentBlock(kind="cards", title=f"Featured {arch.entity_plural}", items=cards)
+
+
+def catalog_cards(rng: random.Random, arch: Archetype, items: list[str], fake: Faker,
+                  category: str | None = None) -> ContentBlock:
+    """Cards of ``items`` that each state their own facts, every one of its field's kind
+    (version 2): the detail page shows the same facts, read from the card."""
+    cards = []
+    for item in items:
+        card = {"title": item, "subtitle": wording.blurb(fake.random, arch, item),
+                "category": arch.category_of(item) or ""}
+        for name in arch.detail_fields:
+            card[name.lower()] = _option_value(name, arch, fake) or _detail_value(name, rng, fake)
+        if arch.price_range:
+            card["price"] = price(rng, arch.price_range)
+        cards.append(card)
+    title = f"{category} {arch.entity_plural}" if category else \
+        f"Featured {arch.entity_plural}"
+    return ContentBlock(kind="cards", title=title, items=cards)
 
 
 def detail_table(rng: random.Random, arch: Archetype, fake: Faker) -> ContentBlock:

@@ -12,7 +12,6 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from webworld.propose.archetypes import Archetype, Flow
 from webworld.propose.builder import SpecBuilder, slug
 from webworld.propose.patterns import (
     Cursor,
@@ -25,6 +24,7 @@ from webworld.propose.patterns import (
     slider,
     tabs,
 )
+from webworld.spec.archetypes import Archetype, Flow
 
 StageKind = Literal["nav", "form", "select", "radio", "date", "slider", "check", "tabs", "modal",
                     "terminal"]
@@ -176,6 +176,7 @@ class FlowContext:
     persona: dict[str, Field]
     dates: list[str]
     home: str
+    version: int = 1  # the generator version (webworld.propose.procedural.GENERATOR_VERSIONS)
 
 
 VALUE_CHOICES = {
@@ -195,6 +196,8 @@ def _values(ctx: FlowContext, stage: Stage) -> list[str]:
         return list(ctx.arch.option.values[:3])
     if stage.facet == "choice":
         return list(ctx.arch.choice.values[:2])
+    if stage.label == "Interests" and ctx.version > 1:  # "Deals" is no government's interest
+        return list(ctx.arch.categories[:3])
     return VALUE_CHOICES[stage.label]
 
 

@@ -53,6 +53,13 @@ UNREPAIRABLE: dict[str, str] = {
     "no-terminal": "which page is the success page is a design decision",
     "no-tasks": "tasks are user intents, which cannot be invented mechanically",
     "dead-action": "a warning only: a control that is never enabled may be intended",
+    "column-kind": "what the cell should say is content: the proposer writes it again",
+    "foreign-facet": "which filter or sort the site needs is content: the proposer writes it "
+    "again",
+    "miscategorised-item": "which items a category lists is content: the proposer writes it "
+    "again",
+    "fact-mismatch": "which of the two values is right is content: the proposer writes it "
+    "again",
 }
 """Codes the improver reports but never changes, with the reason."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from webworld.propose.builder import SpecBuilder, cond, effect, param
+from webworld.propose.builder import SpecBuilder, cond, effect, param, slug
 from webworld.spec.models import Condition, GuiStep, Scalar
 
 
@@ -114,6 +114,24 @@ def select_item(b: SpecBuilder, results: str, detail: str, items: list[str], nou
              [GuiStep(op="click", element=links, value="{item}")],
              params=[param("item", list(items), noun.capitalize())],
              effects=[effect("set_param", var, param_name="item")], navigate=detail)
+    b.own(detail, var)
+    return var
+
+
+def select_item_by_category(b: SpecBuilder, results: str, detail: str, category_var: str,
+                            listings: dict[str, list[str]], noun: str) -> str:
+    """One result list per category on ``results``, each shown (and usable) only while its
+    category is the one browsed: click an item to open its ``detail`` page."""
+    var = b.variable("selected_item", "enum",
+                     values=[item for items in listings.values() for item in items])
+    for category, items in listings.items():
+        shown = [Condition(var=category_var, op="eq", value=category)]
+        links = b.element(results, "link", f"Open {noun}", base=f"result_links_{slug(category)}",
+                          options=list(items), visible_when=shown)
+        b.action(results, f"open_item_{slug(category)}", f"Open {article(noun)}",
+                 [GuiStep(op="click", element=links, value="{item}")],
+                 params=[param("item", list(items), noun.capitalize())], guards=shown,
+                 effects=[effect("set_param", var, param_name="item")], navigate=detail)
     b.own(detail, var)
     return var
 

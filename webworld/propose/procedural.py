@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from webworld.errors import UsageError, WebworldError
 from webworld.propose import content, patterns, wording
-from webworld.propose.archetypes import CATALOG_FLOWS, Archetype, Flow, match_archetype
 from webworld.propose.builder import SpecBuilder, slug
 from webworld.propose.flows import (
     FlowContext,
@@ -21,6 +20,8 @@ from webworld.propose.flows import (
 )
 from webworld.propose.patterns import Cursor
 from webworld.propose.profiles import PROFILES, Profile
+from webworld.propose.versions import GENERATOR_VERSIONS, LATEST_GENERATOR
+from webworld.spec.archetypes import CATALOG_FLOWS, Archetype, Flow, match_archetype
 from webworld.spec.graph import StateGraph, explore_states
 from webworld.spec.models import Condition, Goal, Provenance, Task, WorldSpec
 from webworld.spec.validate import validate
@@ -38,22 +39,28 @@ class Proposal:
     notes: list[str] = field(default_factory=list)
 
 
-def generate(theme: str, profile: str = "medium", seed: int = 0) -> Proposal:
-    """Build a world for ``theme`` at ``profile`` complexity, deterministically from ``seed``."""
+def generate(theme: str, profile: str = "medium", seed: int = 0, *,
+             version: int = LATEST_GENERATOR) -> Proposal:
+    """Build a world for ``theme`` at ``profile`` complexity, deterministically from ``seed``
+    (and the generator ``version``: the same inputs, the same bytes, in any later webworld)."""
     prof = get_profile(profile)
     if not theme.strip():
         raise UsageError("theme must not be empty", "--theme")
+    if version not in GENERATOR_VERSIONS:
+        raise UsageError(f"unknown generator version {version}; choose one of "
+                         f"{', '.join(map(str, GENERATOR_VERSIONS))}", "--generator-version")
     match = match_archetype(theme)
     problems: list[str] = []
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(f"{theme}|{prof.name}|{seed}|{attempt}")
-        spec = _attempt(theme, prof, seed, match.archetype, rng)
+        spec = _attempt(theme, prof, seed, match.archetype, rng, version)
         graph = None if spec is None else explore_states(spec)  # one BFS for both checks
         problems = [] if spec is None else profile_problems(spec, prof, graph)
         if spec is not None and not problems and validate(spec, graph=graph).valid:
             notes = [match.note] + ([f"attempt {attempt + 1}"] if attempt else [])
             spec.provenance = Provenance(theme=theme, archetype=match.archetype.key,
-                                         profile=prof.name, seed=seed, notes=notes)
+                                         profile=prof.name, seed=seed, notes=notes,
+                                         generator_version=version)
             spec.transition = pick_transition(theme, prof, seed)
             return Proposal(spec, notes)
     raise GenerationError(f"could not build a {prof.name} world for {theme!r} "
@@ -108,8 +115,8 @@ def shortest_paths_to_terminals(spec: WorldSpec, graph=None) -> dict[str, int | 
 # --- one attempt ------------------------------------------------------------------------
 
 
-def _attempt(theme: str, prof: Profile, seed: int, arch: Archetype, rng: random.Random
-             ) -> WorldSpec | None:
+def _attempt(theme: str, prof: Profile, seed: int, arch: Archetype, rng: random.Random,
+             version: int) -> WorldSpec | None:
     fake = content.make_faker(rng)
     cookie = rng.random() < 0.75
     flows = _pick_flows(arch, prof, cookie, rng)
@@ -118,7 +125,7 @@ def _attempt(theme: str, prof: Profile, seed: int, arch: Archetype, rng: random.
     name = f"{fake.last_name()} {rng.choice(arch.brand_words)}"
     b = SpecBuilder(f"{slug(theme, 30)}_{prof.name}_s{seed}", name, theme)
     home = b.page("home", f"{name} — {arch.title}", "home")
-    ctx = FlowContext(b, arch, rng, content.persona(fake), content.dates(rng), home)
+    ctx = FlowContext(b, arch, rng, content.persona(fake), content.dates(rng), home, version)
     cookie_actions = patterns.cookie_consent(b, ctx.home)[1] if cookie else []
     target_pages = rng.randint(*prof.pages)
     catalog = _catalog(ctx, fake) if any(f.kind in CATALOG_FLOWS for f, _ in flows) else None
@@ -174,20 +181,40 @@ def _catalog(ctx: FlowContext, fake) -> Catalog:
     b, arch, rng = ctx.b, ctx.arch, ctx.rng
     results = b.page("results", f"{arch.entity_plural.capitalize()}", "results")
     detail = b.page("detail", f"{arch.entity.capitalize()} details", "detail")
+    categories: list[str] = []
     if rng.random() < 0.5:
         queries = rng.sample(arch.queries, 2)
         entry_var, clause = patterns.search_entry(b, ctx.home, results, queries,
                                                   arch.entity_plural)
     else:
-        entry_var, clause = patterns.browse_entry(b, ctx.home, results,
-                                                  rng.sample(arch.categories, 2))
+        categories = rng.sample(arch.categories, 2)
+        entry_var, clause = patterns.browse_entry(b, ctx.home, results, categories)
     b.back(results, ctx.home, "Home")
-    items = rng.sample(arch.items, 3)
-    item_var = patterns.select_item(b, results, detail, items, arch.entity)
-    b.back(detail, results, "Back to results")
-    b.content(results, content.item_cards(rng, arch, items, fake))
+    if ctx.version == 1:
+        item_var = _one_listing(ctx, results, detail, rng.sample(arch.items, 3), fake)
+    elif categories:
+        listings = {c: rng.sample(arch.catalog_items(c), 3) for c in categories}
+        item_var = patterns.select_item_by_category(b, results, detail, entry_var, listings,
+                                                    arch.entity)
+        for category, items in listings.items():
+            b.content(results, content.catalog_cards(rng, arch, items, fake, category))
+    else:
+        pool = [item for c in arch.categories for item in arch.catalog_items(c)]
+        items = rng.sample(pool, 3)
+        item_var = patterns.select_item(b, results, detail, items, arch.entity)
+        b.content(results, content.catalog_cards(rng, arch, items, fake))
+    if ctx.version > 1:
+        b.back(detail, results, "Back to results")
     b.content(detail, content.detail_table(rng, arch, fake))
     return Catalog(results, detail, entry_var, clause, item_var)
+
+
+def _one_listing(ctx: FlowContext, results: str, detail: str, items: list[str], fake) -> str:
+    """Version 1's results: the same three items whatever was searched or browsed."""
+    item_var = patterns.select_item(ctx.b, results, detail, items, ctx.arch.entity)
+    ctx.b.back(detail, results, "Back to results")
+    ctx.b.content(results, content.item_cards(ctx.rng, ctx.arch, items, fake))
+    return item_var
 
 
 def _add_flow(ctx: FlowContext, flow: Flow, steps: int, budget: float,
@@ -265,10 +292,13 @@ def _has(page, suffix: str) -> bool:
 
 
 def _furnish(b: SpecBuilder, page_id: str, kind: str, ctx: FlowContext) -> None:
+    arch = ctx.arch
     if kind == "sort":
-        patterns.sort_select(b, page_id, ["Most relevant", "Price: low to high", "Top rated"])
+        patterns.sort_select(b, page_id, ["Most relevant", "Price: low to high", "Top rated"]
+                             if ctx.version == 1 else ["Most relevant", *arch.sorts[:3]])
     elif kind == "filter":
-        patterns.filter_checkbox(b, page_id, "In stock only")
+        patterns.filter_checkbox(b, page_id, "In stock only" if ctx.version == 1
+                                 else ctx.rng.choice(arch.filters))
     elif kind == "paging":
         patterns.paging(b, page_id)
     elif kind == "share":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from webworld.propose.archetypes import Archetype
+from webworld.spec.archetypes import Archetype
 from webworld.spec.models import ContentBlock
 
 FIRST_NAMES = ("Maya", "Jonas", "Priya", "Leo", "Amara", "Tomás", "Hana", "Owen", "Zoe",

@@ -200,6 +200,8 @@ class Provenance(_Model):
     profile: str = ""
     seed: int | None = None
     notes: list[str] = Field(default_factory=list)
+    generator_version: int = Field(1, ge=1, description="Version of the offline proposer "
+                                   "that made the world (webworld.propose.procedural)")
 
 
 class WorldSpec(_Model):

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from webworld.spec.coherence import miscategorised_items, static_incoherences
 from webworld.spec.graph import DEFAULT_STATE_BUDGET, StateGraph, explore_states, page_graph
 from webworld.spec.io import json_path
 from webworld.spec.models import (
@@ -68,6 +69,10 @@ _CODES: dict[str, tuple[Severity, str]] = {
     "unreachable-terminal": (_E, "a terminal page no reachable state is on"),
     "unreachable-goal": (_E, "a task goal no reachable state satisfies"),
     "dead-action": (_W, "an action that is enabled in no reachable state"),
+    "column-kind": (_W, "a column value that is not of the kind its header names"),
+    "foreign-facet": (_W, "a filter, sort or category menu the site's archetype has no use for"),
+    "miscategorised-item": (_W, "an item listed under a category it does not belong to"),
+    "fact-mismatch": (_W, "an item's fact that differs between two places"),
 }
 CHECK_CODES: dict[str, str] = {code: desc for code, (_, desc) in _CODES.items()}
 """Every finding code -> a one-line description (for docs and the CLI)."""
@@ -755,6 +760,22 @@ def check_dead_actions(ctx: Context) -> Iterator[Finding]:
                           "reachable state")
 
 
+# --- coherence (webworld.spec.coherence): the content agrees with itself ------------------
+
+
+def check_coherence(ctx: Context) -> Iterator[Finding]:
+    """Columns of their header's kind, facets of the archetype, one value per fact."""
+    for found in static_incoherences(ctx.spec):
+        yield finding(found.code, found.loc, found.message)
+
+
+def check_categories(ctx: Context) -> Iterator[Finding]:
+    """A result list shown under a category holds that category's items (every reachable
+    state; judged on what the BFS reached)."""
+    for found in miscategorised_items(ctx.spec, ctx.explored()):
+        yield finding(found.code, found.loc, found.message)
+
+
 # --- the registry and the entry point ----------------------------------------------------
 
 STRUCTURAL_CHECKS: dict[str, Check] = {
@@ -772,12 +793,14 @@ STRUCTURAL_CHECKS: dict[str, Check] = {
     "missing-back": check_back_actions,
     "no-terminal": check_terminals,
     "no-tasks": check_tasks,
+    "coherence": check_coherence,
 }
 DYNAMIC_CHECKS: dict[str, Check] = {
     "state-budget": check_state_budget,
     "unreachable-terminal": check_reachable_terminals,
     "unreachable-goal": check_reachable_goals,
     "dead-action": check_dead_actions,
+    "miscategorised-item": check_categories,
 }
 CHECKS: dict[str, Check] = {**STRUCTURAL_CHECKS, **DYNAMIC_CHECKS}
 """Every check in the order it runs (structural first, then dynamic)."""

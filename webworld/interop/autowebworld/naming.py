@@ -13,8 +13,8 @@ import re
 
 from faker import Faker
 
-from webworld.propose.archetypes import match_archetype
 from webworld.propose.builder import slug
+from webworld.spec.archetypes import match_archetype
 
 # selector / id words that say how a control is reached, not what it is
 NOISE = frozenset({"nav", "btn", "button", "link", "input", "direct", "hover", "menu", "item",

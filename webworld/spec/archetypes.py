@@ -43,6 +43,10 @@ class Flow:
     goal: str
 
 
+Catalog = tuple[tuple[str, tuple[str, ...]], ...]
+"""(category, its item names) pairs, in the order of the archetype's ``categories``."""
+
+
 @dataclass(frozen=True)
 class Archetype:
     key: str
@@ -62,6 +66,19 @@ class Archetype:
     toggles: tuple[str, ...]
     price_range: tuple[int, int] | None  # None: entries have no price (emails, articles)
     detail_fields: tuple[str, ...]
+    # The vocabulary of a coherent results page. Older generator versions never read it, so
+    # their worlds stay byte-identical; tuples, not dicts, keep an Archetype hashable.
+    catalog: Catalog = ()
+    filters: tuple[str, ...] = ()  # on/off filter checkboxes that fit every catalog item
+    sorts: tuple[str, ...] = ()  # "Sort by" options that fit the entries (no prices: no price sort)
+
+    def catalog_items(self, category: str) -> tuple[str, ...]:
+        """The catalog's items of ``category``; empty for a category it does not have."""
+        return next((items for name, items in self.catalog if name == category), ())
+
+    def category_of(self, item: str) -> str | None:
+        """The one catalog category ``item`` belongs to; None for an item not in the catalog."""
+        return next((name for name, items in self.catalog if item in items), None)
 
 
 ARCHETYPES: dict[str, Archetype] = {}
@@ -100,6 +117,22 @@ register(Archetype(
     toggles=("Order updates by email", "Personalised recommendations", "Weekly deals"),
     price_range=(8, 60),
     detail_fields=("Author", "Publisher", "Pages", "Rating"),
+    catalog=(
+        ("Fiction", ("The Midnight Library", "Project Hail Mary", "Dune", "The Silent Patient",
+                     "Circe", "Where the Crawdads Sing", "The Night Circus")),
+        ("Science", ("The Selfish Gene", "Cosmos", "The Gene", "Silent Spring",
+                     "The Elegant Universe", "The Hidden Life of Trees")),
+        ("History", ("Sapiens", "Guns, Germs, and Steel", "The Guns of August", "SPQR",
+                     "The Silk Roads", "1776")),
+        ("Biography", ("Educated", "Becoming", "Long Walk to Freedom", "Alexander Hamilton",
+                       "The Diary of a Young Girl", "Leonardo da Vinci")),
+        ("Children", ("The Gruffalo", "Matilda", "Where the Wild Things Are",
+                      "The Very Hungry Caterpillar", "Goodnight Moon", "Charlotte's Web")),
+    ),
+    filters=("In stock only", "Free shipping", "On sale", "Available for pickup",
+             "Gift wrapping available"),
+    sorts=("Bestselling", "Price: low to high", "Price: high to low", "Customer rating",
+           "Newest arrivals"),
 ))
 
 register(Archetype(
@@ -129,6 +162,21 @@ register(Archetype(
     toggles=("Gate change alerts", "Price drop emails", "Text message boarding pass"),
     price_range=(79, 890),
     detail_fields=("Departure", "Arrival", "Duration", "Stops"),
+    catalog=(
+        ("Europe", ("Lisbon to Paris", "Madrid to Rome", "Berlin to Vienna", "Amsterdam to Dublin",
+                    "Prague to Warsaw", "Athens to Milan", "Oslo to Copenhagen")),
+        ("North America", ("Boston to Chicago", "Denver to Seattle", "New York to Miami",
+                           "Toronto to Vancouver", "Dallas to Atlanta",
+                           "Mexico City to Los Angeles")),
+        ("Asia", ("Tokyo to Seoul", "Bangkok to Singapore", "Delhi to Mumbai",
+                  "Hong Kong to Taipei", "Osaka to Shanghai", "Kuala Lumpur to Jakarta")),
+        ("Oceania", ("Sydney to Auckland", "Melbourne to Brisbane", "Perth to Adelaide",
+                     "Wellington to Christchurch", "Auckland to Queenstown", "Sydney to Hobart")),
+    ),
+    filters=("Nonstop only", "Refundable fares", "Free checked bag", "Carry-on included",
+             "Wi-Fi on board"),
+    sorts=("Cheapest first", "Shortest duration", "Earliest departure", "Latest departure",
+           "Fewest stops"),
 ))
 
 register(Archetype(
@@ -159,6 +207,19 @@ register(Archetype(
     toggles=("Booking reminders", "Member-only deals", "Trip recommendations"),
     price_range=(69, 420),
     detail_fields=("Neighbourhood", "Stars", "Check-in", "Guest rating"),
+    catalog=(
+        ("City centre", ("Old Town Suites", "Grand Meridian", "The Linden Inn", "Harbor View Hotel",
+                         "Central Square Hotel", "The Market Street Hotel")),
+        ("Beachfront", ("Palm Court Resort", "Seabreeze Beach Resort", "Coral Sands Hotel",
+                        "The Dune House", "Sandpiper Bay Inn", "Tidewater Beach Hotel")),
+        ("Mountain", ("Cedar Hill B&B", "Riverside Lodge", "Alpine Ridge Lodge",
+                      "Summit Peak Chalet", "Pine Crest Mountain Inn", "Snowline Retreat")),
+        ("Airport", ("Skyport Airport Hotel", "Terminal View Suites", "Gateway Airport Inn",
+                     "Runway Park Hotel", "Airside Express Hotel", "Concourse Airport Lodge")),
+    ),
+    filters=("Free cancellation", "Breakfast included", "Free Wi-Fi", "Pet friendly",
+             "Free parking"),
+    sorts=("Price: low to high", "Price: high to low", "Guest rating", "Star rating"),
 ))
 
 
@@ -195,6 +256,23 @@ register(Archetype(
     toggles=("Low balance alerts", "Paperless statements", "Large transaction alerts"),
     price_range=(0, 15),
     detail_fields=("Issuer", "Relationship agent", "Cut-off time", "Customer rating"),
+    catalog=(
+        ("Checking", ("Everyday Checking", "Student Checking", "Premier Checking", "Basic Checking",
+                      "Senior Advantage Checking", "Second Chance Checking")),
+        ("Savings", ("High-Yield Savings", "12-Month Certificate of Deposit",
+                     "24-Month Certificate of Deposit", "Money Market Savings",
+                     "Kids Savings Account", "Holiday Savings Club")),
+        ("Credit cards", ("Cashback Rewards Card", "Travel Rewards Card", "Low Rate Card",
+                          "Student Credit Card", "Balance Transfer Card", "Secured Credit Card")),
+        ("Loans", ("Personal Loan", "New Auto Loan", "Used Auto Loan", "Home Improvement Loan",
+                   "Debt Consolidation Loan", "Student Loan Refinance")),
+        ("Mortgages", ("30-Year Fixed Mortgage", "15-Year Fixed Mortgage",
+                       "5/1 Adjustable-Rate Mortgage", "First-Time Buyer Mortgage",
+                       "Jumbo Mortgage", "Mortgage Refinance")),
+    ),
+    filters=("Apply online", "Joint applicants accepted", "Manage in the mobile app",
+             "Paperless statements", "No application fee"),
+    sorts=("Most popular", "Lowest fees", "Customer rating", "Name: A to Z"),
 ))
 
 register(Archetype(
@@ -230,6 +308,26 @@ register(Archetype(
     toggles=("Desktop notifications for new mail", "Conversation view", "Smart spam filter"),
     price_range=None,
     detail_fields=("From", "Received time", "Attachment size", "Importance rating"),
+    catalog=(
+        ("Inbox", ("Quarterly budget review", "Team offsite next Friday",
+                   "Invoice #4821 is overdue", "Password reset request", "Dinner on Saturday?",
+                   "Can you cover my shift Monday?")),
+        ("Starred", ("Your itinerary for the Lisbon trip", "Draft contract for review",
+                     "Tax documents for this year", "Offer letter and start date",
+                     "Wedding RSVP details", "Apartment lease renewal")),
+        ("Sent", ("Re: Team offsite agenda", "Notes from the morning call", "Slides for Thursday",
+                  "Re: Invoice question", "Thanks for the interview", "Photos from the weekend")),
+        ("Archive", ("Your March bank statement", "Order #1187 has shipped",
+                     "Conference registration receipt", "Old project handover notes",
+                     "Holiday schedule 2023", "Welcome to the team")),
+        ("Promotions", ("Welcome to the book club", "20% off everything this weekend",
+                        "Your weekly deals are here", "Last chance: free shipping ends today",
+                        "New arrivals picked for you", "Members get early access")),
+    ),
+    filters=("Unread only", "Has attachments", "Marked important", "From the last 7 days",
+             "Larger than 5 MB"),
+    sorts=("Newest first", "Oldest first", "Sender: A to Z", "Importance",
+           "Largest attachments first"),
 ))
 
 register(Archetype(
@@ -264,6 +362,28 @@ register(Archetype(
     toggles=("Email me when someone replies", "Show signatures", "Daily digest"),
     price_range=None,
     detail_fields=("Started by author", "Last reply time", "Community", "Thread rating"),
+    catalog=(
+        ("General discussion", ("Best budget mechanical keyboard this year?",
+                                "Introduce yourself here", "Unpopular opinions thread",
+                                "How do you stay motivated?", "Tips for working from home",
+                                "Favourite podcasts right now")),
+        ("Tech support", ("Laptop fan is suddenly very loud",
+                          "Home server on a single-board computer", "Wi-Fi drops every few minutes",
+                          "Printer says offline but is on", "Phone will not charge past 80%",
+                          "Blue screen after latest update")),
+        ("Hobbies", ("Sourdough starter not rising", "Show us your balcony garden",
+                     "Beginner marathon training plan", "Fixing a leaky kitchen faucet",
+                     "First attempt at watercolour", "Best beginner film camera?")),
+        ("Off-topic", ("What are you reading this month?", "Post a photo of your pet",
+                       "What did you have for lunch?", "Weirdest dream you remember",
+                       "Show off your desk setup", "Count to 1000 one post at a time")),
+        ("Announcements", ("Updated community guidelines", "Scheduled maintenance this Sunday",
+                           "Welcome our new moderators", "Spring meetup dates announced",
+                           "New badge system is live", "Spam filter improvements")),
+    ),
+    filters=("Unanswered only", "Unread only", "Has images", "Threads I follow",
+             "Active this week"),
+    sorts=("Latest activity", "Newest threads", "Most replies", "Top rated", "Most viewed"),
 ))
 
 register(Archetype(
@@ -299,6 +419,24 @@ register(Archetype(
     toggles=("Show metric measurements", "Hide recipes with nuts", "New recipe alerts"),
     price_range=(6, 35),
     detail_fields=("Author", "Cooking duration", "Serving size", "Rating"),
+    catalog=(
+        ("Breakfast", ("Overnight oats", "Shakshuka with feta", "Blueberry pancakes",
+                       "Spinach and cheese omelette", "Avocado toast with poached egg",
+                       "Granola with yogurt")),
+        ("Weeknight dinners", ("Lemon garlic roast chicken", "Thai green curry",
+                               "Beef and broccoli stir-fry", "Honey garlic salmon",
+                               "Sheet-pan sausage and peppers", "Chicken fajitas")),
+        ("Desserts", ("Classic banana bread", "Chocolate chip cookies", "Lemon drizzle cake",
+                      "Apple crumble", "Tiramisu", "Chocolate lava cakes")),
+        ("Vegetarian", ("Creamy mushroom risotto", "Chickpea and spinach curry", "Black bean tacos",
+                        "Eggplant parmesan", "Halloumi vegetable skewers",
+                        "Stuffed peppers with rice")),
+        ("Soups and stews", ("Chicken noodle soup", "Beef and ale stew", "French onion soup",
+                             "Chili con carne", "Split pea soup with ham",
+                             "Tuscan sausage and bean stew")),
+    ),
+    filters=("Under 30 minutes", "Gluten-free", "Dairy-free", "Nut-free", "Freezer friendly"),
+    sorts=("Most popular", "Top rated", "Quickest first", "Newest", "Kit price: low to high"),
 ))
 
 register(Archetype(
@@ -332,6 +470,22 @@ register(Archetype(
     toggles=("Job alerts by email", "Profile visible to recruiters", "Text message updates"),
     price_range=(18, 95),
     detail_fields=("Employer", "Recruiting agent", "Interview duration", "Employer rating"),
+    catalog=(
+        ("Engineering", ("Senior Data Analyst", "Junior Frontend Developer",
+                         "Backend Software Engineer", "Civil Engineer", "QA Automation Engineer",
+                         "DevOps Engineer")),
+        ("Healthcare", ("Registered Nurse, Night Shift", "Dental Hygienist", "Physical Therapist",
+                        "Medical Assistant", "Pharmacy Technician", "Home Care Aide")),
+        ("Sales and marketing", ("Marketing Coordinator", "Customer Success Manager",
+                                 "Account Executive", "Social Media Specialist",
+                                 "Inside Sales Representative", "Brand Manager")),
+        ("Logistics", ("Warehouse Team Lead", "Forklift Operator", "Delivery Driver",
+                       "Supply Chain Planner", "Dispatch Coordinator", "Inventory Control Clerk")),
+        ("Remote", ("Remote Technical Writer", "Remote Customer Support Agent", "Remote Bookkeeper",
+                    "Remote Virtual Assistant", "Remote Content Editor", "Remote Recruiter")),
+    ),
+    filters=("Full-time only", "Entry level", "Visa sponsorship", "Posted this week", "Easy apply"),
+    sorts=("Newest first", "Highest pay", "Employer rating", "Closing soon"),
 ))
 
 register(Archetype(
@@ -367,6 +521,26 @@ register(Archetype(
     toggles=("New listing alerts", "Price change alerts", "Open house reminders"),
     price_range=(1100, 4500),
     detail_fields=("Listing agent", "Beds", "Open house time", "Neighbourhood rating"),
+    catalog=(
+        ("For sale", ("3-bed colonial on Maple Street", "2-bed condo near the park",
+                      "Renovated craftsman bungalow", "Lakefront cabin with dock",
+                      "Victorian on Elm Avenue", "Ranch home with large yard")),
+        ("For rent", ("Downtown loft with skyline views", "Studio apartment in Midtown",
+                      "1-bed apartment near campus", "2-bed duplex with patio",
+                      "Furnished flat by the river", "Garden apartment on Oak Street")),
+        ("New construction", ("Modern townhouse with garage", "New-build 4-bed in Willow Creek",
+                              "Brand-new condo at Harbor Point", "Energy-efficient new home",
+                              "Model home at Stonebridge", "New 3-bed townhome, Phase 2")),
+        ("Open houses", ("Open house: 4-bed on Birch Lane", "Open house: Cape Cod cottage",
+                         "Open house: split-level on Pine Road", "Open house: corner-lot bungalow",
+                         "Open house: mid-century ranch", "Open house: brick row house")),
+        ("Land", ("5-acre lot with creek", "Wooded building lot on Ridge Road",
+                  "Farmland parcel, 40 acres", "Lakeview lot ready to build",
+                  "Corner commercial lot", "Hillside lot with views")),
+    ),
+    filters=("Price reduced", "New this week", "Virtual tour available", "Verified listing",
+             "Near public transit"),
+    sorts=("Newest listings", "Price: low to high", "Price: high to low", "Neighbourhood rating"),
 ))
 
 register(Archetype(
@@ -400,6 +574,23 @@ register(Archetype(
     toggles=("Order status notifications", "Promotional offers", "Save payment details"),
     price_range=(9, 45),
     detail_fields=("Operator", "Opening time", "Closing time", "Customer rating"),
+    catalog=(
+        ("Pizza", ("Luigi's Wood-Fired Pizza", "Slice of Naples", "Brick Oven Pizza Co",
+                   "Mamma Rosa Pizzeria", "Crust and Co Pizza", "Pepperoni Palace")),
+        ("Asian", ("Golden Dragon Noodle House", "Sakura Sushi Bar", "Bombay Spice Kitchen",
+                   "Pho Saigon", "Seoul Kitchen", "Bangkok Basil Thai")),
+        ("Mexican", ("Taqueria El Sol", "Casa Verde Cantina", "Burrito Loco", "La Palma Tacos",
+                     "El Toro Grill", "Salsa Fresca")),
+        ("Healthy", ("Green Bowl Salads", "Harvest Grain Bowls", "Sprout and Leaf Cafe",
+                     "Fresh Press Juice Bar", "Lean Kitchen", "Garden Wraps")),
+        ("Burgers", ("The Burger Joint", "Smash Shack", "Double Stack Burgers", "Patty Wagon",
+                     "Grill Masters Burgers", "Bun and Beef")),
+        ("Desserts", ("Sweet Tooth Bakery", "Scoops Ice Cream Parlour", "The Donut Hole",
+                      "Cocoa Dreams Chocolatier", "Cupcake Lane", "Honey Crumb Cakes")),
+    ),
+    filters=("Free delivery", "Open now", "Delivers in under 30 min", "Vegan options",
+             "Pickup available"),
+    sorts=("Fastest delivery", "Customer rating", "Price: low to high", "Most popular"),
 ))
 
 register(Archetype(
@@ -439,6 +630,23 @@ register(Archetype(
     price_range=(25, 250),
     detail_fields=("Practice", "First appointment time", "Last appointment time",
                    "Patient rating"),
+    catalog=(
+        ("Family medicine", ("Dr. Amelia Hart", "Dr. Samuel Okafor", "Dr. Rachel Moreno",
+                             "Dr. Thomas Byrne", "Dr. Priya Nair", "Dr. Owen Fletcher")),
+        ("Pediatrics", ("Dr. Hannah Cole", "Dr. Grace Liu", "Dr. Nadia Rahman", "Dr. Ben Carter",
+                        "Dr. Sofia Rossi", "Dr. Isaac Mensah")),
+        ("Dermatology", ("Dr. Lena Fischer", "Dr. Claire Dubois", "Dr. Mei Tanaka",
+                         "Dr. Aaron Levy", "Dr. Fatima Haddad", "Dr. Lucas Berg")),
+        ("Cardiology", ("Dr. Marco Silva", "Dr. Yusuf Demir", "Dr. Helen Park", "Dr. Victor Novak",
+                        "Dr. Anika Shah", "Dr. George Mills")),
+        ("Physiotherapy", ("Dr. Emma Walsh", "Dr. Kwame Boateng", "Dr. Julia Santos",
+                           "Dr. Peter Lindqvist", "Dr. Aisha Bello", "Dr. Ryan Doyle")),
+        ("Dental care", ("Dr. Olivia Grant", "Dr. Daniel Kim", "Dr. Laura Costa",
+                         "Dr. Henry Adeyemi", "Dr. Sara Jensen", "Dr. Miguel Torres")),
+    ),
+    filters=("Accepting new patients", "Same-day appointments", "Weekend hours",
+             "Wheelchair accessible", "Speaks Spanish"),
+    sorts=("Next available", "Patient rating", "Visit cost: low to high", "Name: A to Z"),
 ))
 
 register(Archetype(
@@ -475,6 +683,29 @@ register(Archetype(
     toggles=("Weekly progress emails", "Study reminders", "Autoplay next lesson"),
     price_range=(19, 199),
     detail_fields=("Instructor", "Credits", "Duration", "Learner rating"),
+    catalog=(
+        ("Programming", ("Intro to Python Programming", "JavaScript for the Web",
+                         "SQL for Data Analysis", "Building REST APIs", "Git and Version Control",
+                         "Algorithms and Data Structures")),
+        ("Business", ("Financial Accounting Basics", "Data Visualization with Spreadsheets",
+                      "Project Management Foundations", "Marketing Strategy 101",
+                      "Negotiation Skills for Managers", "Starting a Small Business")),
+        ("Design", ("UX Design Fundamentals", "Graphic Design Basics", "Typography Essentials",
+                    "Logo Design Workshop", "Color Theory for Designers",
+                    "Interior Design Principles")),
+        ("Languages", ("Spanish for Beginners", "Conversational French", "Japanese Kana and Kanji",
+                       "Intermediate German Grammar", "Italian for Travellers",
+                       "Mandarin Tones and Pinyin")),
+        ("Personal development", ("Public Speaking Essentials", "Time Management Mastery",
+                                  "Mindfulness for Busy People", "Building Better Habits",
+                                  "Emotional Intelligence at Work", "Career Change Roadmap")),
+        ("Photography", ("Digital Photography 101", "Portrait Lighting Techniques",
+                         "Landscape Photography", "Smartphone Photography",
+                         "Photo Editing Essentials", "Street Photography Basics")),
+    ),
+    filters=("Certificate included", "Self-paced", "Beginner friendly", "Free to audit",
+             "Subtitles available"),
+    sorts=("Most popular", "Highest rated", "Newest", "Price: low to high", "Price: high to low"),
 ))
 
 register(Archetype(
@@ -508,6 +739,28 @@ register(Archetype(
     toggles=("Presale alerts", "Artist announcements", "Text message ticket reminders"),
     price_range=(25, 180),
     detail_fields=("Organiser", "Doors open time", "Start time", "Fan rating"),
+    catalog=(
+        ("Concerts", ("Jazz Night at the Blue Room", "Symphony Under the Stars",
+                      "Indie Rock Double Bill", "Acoustic Evening with Nora Vale",
+                      "Brass Band Spectacular", "Piano Recital at Grace Hall")),
+        ("Theatre", ("Hamlet at the Playhouse", "Death of a Salesman", "The Glass Menagerie",
+                     "Pride and Prejudice on Stage", "Macbeth at the Riverside Theatre",
+                     "Twelfth Night in the Park")),
+        ("Sports", ("City FC vs Harbour United", "Metro Hawks vs Bay Sharks",
+                    "Wolves vs Bears Ice Hockey", "Lions vs Falcons Rugby",
+                    "Regional Tennis Open Final", "County Cricket Cup Final")),
+        ("Comedy", ("Stand-up Comedy Showcase", "Improv Night at the Loft",
+                    "Late Laughs Comedy Club", "Sketch Comedy Revue", "New Comics Open Mic",
+                    "Comedy Roast Night")),
+        ("Festivals", ("Summer Sounds Festival", "Food and Wine Expo", "Harvest Folk Festival",
+                       "Lantern Light Festival", "Street Art Festival",
+                       "Film Festival Weekend Pass")),
+        ("Family", ("Circus Under the Big Top", "Dinosaur Live Show", "Magic Show for Families",
+                    "Ice Skating Spectacular", "Kids Science Show", "Puppet Parade Matinee")),
+    ),
+    filters=("On sale now", "Accessible seating", "Mobile tickets", "This weekend", "Under $30"),
+    sorts=("Date: soonest first", "Price: low to high", "Price: high to low", "Fan rating",
+           "Most popular"),
 ))
 
 register(Archetype(
@@ -542,6 +795,21 @@ register(Archetype(
     toggles=("Pickup reminders by text", "Receipts by email", "Member upgrade offers"),
     price_range=(29, 149),
     detail_fields=("Supplier", "Pickup time", "Luggage size", "Renter rating"),
+    catalog=(
+        ("Economy", ("Economy hatchback", "Compact sedan", "Mini city car", "Subcompact 4-door",
+                     "Compact wagon", "Small manual hatchback")),
+        ("SUVs", ("Midsize SUV", "Compact SUV", "Full-size 7-seat SUV", "Crossover SUV",
+                  "4x4 off-road SUV", "Standard SUV")),
+        ("Vans", ("7-seat minivan", "9-seat people carrier", "12-seat passenger van", "Cargo van",
+                  "Wheelchair-accessible van", "Camper van")),
+        ("Electric", ("Electric compact", "Electric sedan", "Electric hatchback",
+                      "Long-range electric", "Plug-in hybrid sedan", "Electric city car")),
+        ("Luxury", ("Convertible roadster", "Luxury sedan", "Executive sedan",
+                    "Premium grand tourer", "Luxury coupe", "Prestige sports car")),
+    ),
+    filters=("Unlimited mileage", "Automatic transmission", "Free cancellation", "Airport pickup",
+             "Additional driver free"),
+    sorts=("Price: low to high", "Price: high to low", "Renter rating", "Largest luggage space"),
 ))
 
 register(Archetype(
@@ -576,6 +844,25 @@ register(Archetype(
     toggles=("Email me when I'm assigned", "Daily summary", "Mention notifications"),
     price_range=None,
     detail_fields=("Client", "Standup time", "Team size", "Health rating"),
+    catalog=(
+        ("Engineering", ("Mobile app launch", "Data warehouse migration", "API v2 rollout",
+                         "Payment service refactor", "CI pipeline speedup",
+                         "Search relevance upgrade")),
+        ("Marketing", ("Q3 marketing campaign", "Product launch webinar series",
+                       "Newsletter relaunch", "SEO content sprint", "Customer referral program",
+                       "Social media calendar")),
+        ("Operations", ("Office move", "Annual security audit", "Customer onboarding revamp",
+                        "Vendor contract renewals", "Hiring plan for Q4",
+                        "Laptop refresh program")),
+        ("Design", ("Website redesign", "Design system v3", "Mobile app icon refresh",
+                    "Checkout usability study", "Brand illustration library",
+                    "Dashboard accessibility review")),
+        ("Archived", ("2022 holiday campaign", "Legacy CRM retirement", "Intranet v1 cleanup",
+                      "Spring 2023 trade show", "Old billing system sunset",
+                      "Chatbot pilot, 2022")),
+    ),
+    filters=("Assigned to me", "Has overdue tasks", "High priority", "Due this week", "Watching"),
+    sorts=("Last updated", "Due date", "Recently created", "Name: A to Z", "Health rating"),
 ))
 
 register(Archetype(
@@ -609,6 +896,31 @@ register(Archetype(
     toggles=("Explicit content filter", "Crossfade between songs", "New release notifications"),
     price_range=(7, 35),
     detail_fields=("Artist", "Label", "Studio", "Listener rating"),
+    catalog=(
+        ("Pop", ("Paper Moons by Ivy Lane", "Velvet Hours by Mara Quinn",
+                 "Golden Hour Radio by June and the Fields", "Sugar Rush Summer by Kiki Bloom",
+                 "Neon Hearts by The Satellites", "Polaroid Love by Ava Rhodes")),
+        ("Rock", ("Northern Static by The Halcyons", "Broken Amps by Iron Orchard",
+                  "Highway Ghosts by The Rust Kings", "Thunder Valley by Red Falcon",
+                  "Loud Quiet Loud by Paper Tigers", "Gravel Roads by Coal Creek")),
+        ("Jazz", ("Blue Season by The Wren Quartet", "Midnight Standards by Eli Monroe Trio",
+                  "Smoke and Brass by Lou Harper", "Late Set at the Lantern by Nina Cole",
+                  "Bossa Afternoon by Rio Quintet", "Swing Street by The Cellar Band")),
+        ("Hip-hop", ("Concrete Garden by Tallboy", "Block Party Tapes by MC Verse",
+                     "Skyline Bars by Jay Marlo", "Sunday Cypher by The Lyricists",
+                     "Rooftop Rhymes by Nia Blaze", "Boom Bap Theory by K-Static")),
+        ("Classical", ("Bach Cello Suites by Elena Varga", "Chopin Nocturnes by Mira Sato",
+                       "Mozart Requiem by the City Choir", "Debussy Preludes by Anna Roth",
+                       "The Four Seasons by Aurora Ensemble",
+                       "Brahms Symphonies by Lyra Orchestra")),
+        ("Electronic", ("Low Tide Sessions by Coastline", "Pulse Theory by Circuit Bloom",
+                        "Night Drive by Neon Harbor", "Deep Space Loops by Orbitron",
+                        "Warehouse Echoes by Kilo Hertz", "Glass Signals by Modular Mind")),
+    ),
+    filters=("Lossless available", "Vinyl available", "New this month", "On sale",
+             "Includes bonus tracks"),
+    sorts=("Most popular", "Newest releases", "Listener rating", "Price: low to high",
+           "Artist: A to Z"),
 ))
 
 register(Archetype(
@@ -644,6 +956,30 @@ register(Archetype(
     toggles=("Breaking news alerts", "Daily digest email", "Show comments"),
     price_range=None,
     detail_fields=("Author", "Publisher", "Published time", "Reader rating"),
+    catalog=(
+        ("Local", ("City council approves new bike lanes", "Local bakery wins national award",
+                   "School board votes on later start times",
+                   "Inside the race to restore the old harbour",
+                   "Transit fares to rise next spring", "Heatwave expected to break June records")),
+        ("Politics", ("Senate passes budget after late vote", "Governor signs new housing bill",
+                      "Parliament debates lowering voting age", "Officials expect record turnout",
+                      "Lawmakers clash over tax cuts", "Poll shows tight race for governor")),
+        ("Business", ("Retail sales climb for third month", "Central bank holds interest rates",
+                      "Factory reopens with 300 new jobs", "Housing market cools as rates rise",
+                      "Grocery chains announce merger", "Startup raises funds for cheaper solar")),
+        ("Science", ("Astronomers spot a new comet", "New battery could double EV range",
+                     "Study links sleep to memory", "Ancient footprints found on the coast",
+                     "Bees can learn to count, study finds", "Deep-sea dive finds new species")),
+        ("Sport", ("City FC clinches league title", "Club runner sets marathon record",
+                   "Tennis star retires at 34", "Rookie shines in season opener",
+                   "Swimmers break relay world record", "Coach steps down after losing streak")),
+        ("Opinion", ("Opinion: why libraries still matter", "Opinion: cities need more trees",
+                     "Opinion: four-day weeks work", "Opinion: keep the waterfront public",
+                     "Opinion: phones do not belong in class",
+                     "Opinion: the case for night trains")),
+    ),
+    filters=("Free to read", "Has video", "Published today", "Editor picks", "Long reads"),
+    sorts=("Newest first", "Oldest first", "Most read", "Top rated"),
 ))
 
 register(Archetype(
@@ -682,6 +1018,28 @@ register(Archetype(
     price_range=(15, 250),
     detail_fields=("Issuing office", "Counter opening time", "Counter closing time",
                    "Service rating"),
+    catalog=(
+        ("Parking", ("Residential parking permit", "Visitor parking permit",
+                     "Disabled parking badge", "Contractor parking permit", "Car park season pass",
+                     "Parking bay suspension")),
+        ("Building and planning", ("Building permit", "Planning permission", "Demolition permit",
+                                   "Tree removal permit", "Fence height variance",
+                                   "Solar panel installation permit")),
+        ("Business", ("Business licence", "Sidewalk cafe permit", "Food truck licence",
+                      "Street trading licence", "Alcohol licence", "Sign and awning permit")),
+        ("Pets", ("Dog licence", "Cat registration", "Multiple pet permit", "Exotic pet permit",
+                  "Backyard chicken permit", "Service animal registration")),
+        ("Events", ("Street party permit", "Yard sale permit", "Parade permit",
+                    "Temporary event notice", "Fireworks display permit",
+                    "Outdoor concert permit")),
+        ("Recreation", ("Fishing licence", "Hunting licence", "Boat launch permit",
+                        "Backcountry camping permit", "Community garden plot",
+                        "Sports field permit")),
+    ),
+    filters=("Apply online", "Renewals accepted", "Fee reductions available",
+             "In-person help available", "Decision within 5 days"),
+    sorts=("Fee: low to high", "Most requested", "Fastest processing", "Name: A to Z",
+           "Service rating"),
 ))
 
 register(Archetype(
@@ -716,6 +1074,28 @@ register(Archetype(
     toggles=("Due date reminders", "Hold ready notifications", "Keep reading history"),
     price_range=None,
     detail_fields=("Author", "Publisher", "Pages", "Reader rating"),
+    catalog=(
+        ("Fiction", ("The Lighthouse Keeper's Daughter", "The Clockmaker's Apprentice",
+                     "Stars Over the Prairie", "The Quiet Algorithm", "The Orchard at Dusk",
+                     "A Winter in Salt Harbour")),
+        ("Non-fiction", ("A Short History of Rivers", "Gardening for Small Spaces",
+                         "Beginner's Guide to Watercolour", "Cooking on a Budget",
+                         "The Science of Sleep", "Walking the Old Roads")),
+        ("Children", ("The Very Sleepy Dragon", "Milo and the Moon Balloon",
+                      "Penny the Brave Penguin", "The Treehouse Detectives",
+                      "Counting with Captain Crab", "Goodnight, Little Fox")),
+        ("Large print", ("A Garden of Letters (Large print)", "The Last Ferry Home (Large print)",
+                         "Murder at Millbrook (Large print)", "Rose Lane Widow (Large print)",
+                         "Home Truths (Large print)", "Autumn at Fenwick (Large print)")),
+        ("Audiobooks", ("The Long Way North (Audiobook)", "Echoes of the Valley (Audiobook)",
+                        "Mindful Mornings (Audiobook)", "The Midnight Train (Audiobook)",
+                        "Lives of the Painters (Audiobook)", "Ten Tales of the Sea (Audiobook)")),
+        ("Films", ("Harbour Lights (DVD)", "Prairie Wind (DVD)", "A Quiet Year (DVD)",
+                   "The Lost Expedition (DVD)", "Wild Coasts (DVD)",
+                   "Moonrise Over Maple Street (DVD)")),
+    ),
+    filters=("Available now", "New arrivals", "At my branch", "Short hold queue", "Staff picks"),
+    sorts=("Newest arrivals", "Title: A to Z", "Reader rating", "Most borrowed"),
 ))
 
 register(Archetype(
@@ -753,6 +1133,26 @@ register(Archetype(
              "Weekly ticket summary"),
     price_range=None,
     detail_fields=("Support agent", "Last updated time", "Product", "Helpfulness rating"),
+    catalog=(
+        ("Account and login", ("Reset your password", "Set up two-factor authentication",
+                               "Unlock a locked account", "Change your username",
+                               "Sign in with single sign-on", "Update your recovery email")),
+        ("Billing", ("Request a refund", "Update billing details", "Download past invoices",
+                     "Change your subscription plan", "Understand charges on your bill",
+                     "Set up automatic payments")),
+        ("Network", ("Fix VPN connection drops", "Connect to office Wi-Fi",
+                     "Troubleshoot slow internet", "Set up a guest network",
+                     "Fix DNS lookup errors", "Map a network drive")),
+        ("Hardware", ("Connect to the office printer", "Replace a laptop battery",
+                      "Set up a second monitor", "Fix an unresponsive keyboard",
+                      "Request a new headset", "Pair a wireless mouse")),
+        ("Software", ("Recover deleted files", "Configure email on your phone",
+                      "Install the latest updates", "Fix a crashing spreadsheet app",
+                      "Request a software licence", "Clear your browser cache")),
+    ),
+    filters=("Has video guide", "Updated this month", "Includes screenshots",
+             "Quick read under 5 min"),
+    sorts=("Most viewed", "Most helpful", "Recently updated", "Title: A to Z"),
 ))
 
 register(Archetype(
@@ -785,6 +1185,23 @@ register(Archetype(
     toggles=("Class reminders", "Waitlist alerts", "Monthly progress report"),
     price_range=(12, 35),
     detail_fields=("Instructor", "Start time", "End time", "Member rating"),
+    catalog=(
+        ("Yoga", ("Morning Vinyasa Yoga", "Hatha Flow", "Yin Yoga", "Power Yoga",
+                  "Gentle Yoga for Beginners", "Hot Yoga 60")),
+        ("Cycling", ("Spin and Sculpt", "Rhythm Ride", "Endurance Ride 45", "Hill Climb Cycle",
+                     "Beginner Spin", "Sunrise Spin")),
+        ("Strength", ("Beginner Strength", "Barbell Basics", "Kettlebell Conditioning",
+                      "Total Body Strength", "Upper Body Power", "Powerlifting Club")),
+        ("Cardio", ("HIIT Express", "Boxing Fundamentals", "Dance Cardio", "Step Aerobics",
+                    "Bootcamp Circuit", "Jump Rope Blast")),
+        ("Mind and body", ("Mat Pilates", "Mobility and Stretch", "Tai Chi", "Guided Meditation",
+                           "Reformer Pilates", "Barre Balance")),
+        ("Aquatics", ("Aqua Aerobics", "Lap Swim Clinic", "Aqua Dance", "Adult Learn to Swim",
+                      "Deep Water Running", "Aqua Circuit")),
+    ),
+    filters=("Beginner friendly", "Spots available", "Low impact", "Evening classes",
+             "Childcare available"),
+    sorts=("Start time", "Member rating", "Price: low to high", "Most popular"),
 ))
 
 register(Archetype(
@@ -819,6 +1236,24 @@ register(Archetype(
     toggles=("New arrival alerts", "Foster opportunity emails", "Event invitations"),
     price_range=(50, 350),
     detail_fields=("Shelter", "Foster host", "Meet and greet time", "Friendliness rating"),
+    catalog=(
+        ("Dogs", ("Biscuit the beagle mix", "Rocco the boxer", "Daisy the labrador puppy",
+                  "Bear the shepherd mix", "Pepper the terrier", "Max the greyhound")),
+        ("Cats", ("Luna the tabby kitten", "Shadow the black cat", "Clementine the ginger cat",
+                  "Miso the Siamese mix", "Whiskers the tuxedo cat", "Olive the calico kitten")),
+        ("Small animals", ("Mochi the lop-eared rabbit", "Nibbles the hamster", "Hazel the ferret",
+                           "Pickle the fancy rat", "Cocoa the chinchilla", "Sunny the budgie")),
+        ("Seniors", ("Juniper the senior collie", "Duke the senior lab mix",
+                     "Tilly the senior tabby", "Rufus the senior terrier",
+                     "Marmalade the senior cat", "Bella the senior poodle")),
+        ("Bonded pairs", ("Pip and Poppy the guinea pigs", "Salt and Pepper the kittens",
+                          "Bonnie and Clyde the beagles", "Lulu and Bo the rabbits",
+                          "Fig and Date the cats", "Rosie and Ruby the sister dogs")),
+    ),
+    filters=("Good with kids", "Good with other pets", "Vaccinated", "Spayed or neutered",
+             "Low energy"),
+    sorts=("Newest arrivals", "Youngest first", "Oldest first", "Adoption fee: low to high",
+           "Friendliness rating"),
 ))
 
 register(Archetype(
@@ -850,6 +1285,25 @@ register(Archetype(
     toggles=("Guest arrival notifications", "Booking reminders", "Community event invites"),
     price_range=(15, 120),
     detail_fields=("Community host", "Opening time", "Closing time", "Member rating"),
+    catalog=(
+        ("Hot desks", ("Hot desk at Dockside", "Hot desk at Market Square",
+                       "Hot desk at Station Yard", "Hot desk, Canal Street", "Quiet-zone hot desk",
+                       "Rooftop hot desk")),
+        ("Private offices", ("Private office for 6", "Private office for 2", "Private office for 4",
+                             "Corner office for 10", "Window office for 3", "Team suite for 12")),
+        ("Meeting rooms", ("4-person meeting room", "8-person boardroom",
+                           "12-person conference room", "Huddle room for 3",
+                           "Video call room for 2", "Training room for 16")),
+        ("Event spaces", ("Event hall at the Old Mill", "Rooftop terrace for events",
+                          "Auditorium for 120", "Gallery event space",
+                          "Lounge for networking nights", "Courtyard event space")),
+        ("Studios", ("Podcast studio", "Photo studio", "Video production studio",
+                     "Music rehearsal studio", "Art studio with skylights",
+                     "Maker studio with 3D printers")),
+    ),
+    filters=("24/7 access", "Near public transit", "Parking available", "Wheelchair accessible",
+             "Instant booking"),
+    sorts=("Price: low to high", "Price: high to low", "Member rating", "Largest capacity"),
 ))
 
 
