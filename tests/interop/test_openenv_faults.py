@@ -67,6 +67,7 @@ def test_clients_that_leave_mid_episode_free_their_sessions(server: EnvServer) -
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 10,000 WebSocket sessions: over 600 s on a loaded 2-core machine
 def test_ten_thousand_sessions_come_and_go_with_rss_flat(server: EnvServer) -> None:
     leave_mid_episode(server, warm_up=1000, cycles=10_000, rss_growth_kb=8 * 1024)
 

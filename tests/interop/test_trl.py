@@ -27,8 +27,10 @@ from webworld.rl.tasks import load_worlds
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# the tool-format warm start (tools_start) is built in the setup of whichever TRL test comes
-# first, the other waiting on it: minutes on a loaded 2-core machine
+# GRPOTrainer in this process runs with -m slow: in the default run it trains through the
+# OpenEnv client (tests/interop/test_trl_openenv.py), the same example's code path with the env
+# behind a server; the tool-format warm start (tools_start) takes minutes on a loaded machine
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_a_trl_run_goes_through_and_logs_webworld_s_rewards(button_board: Path, tools_start: Path,
                                                            tmp_path: Path,

@@ -24,10 +24,10 @@ from webworld.verify import runner
 from webworld.verify.replay import ReplayConfig
 
 
-def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatch
-            ) -> tuple[dict[str, bytes], list[ScreenshotCache]]:
-    """Verify a copy of ``built``'s candidates into ``out``: every step's PNG by its path,
-    and the run's screenshot cache (if it had one)."""
+def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatch,
+            first: int | None) -> tuple[dict[str, bytes], list[ScreenshotCache]]:
+    """Verify a copy of ``built``'s ``first`` candidates (all: None) into ``out``: every
+    step's PNG by its path, and the run's screenshot cache (if it had one)."""
     made: list[ScreenshotCache] = []
     make = runner.screenshot_cache
 
@@ -37,7 +37,8 @@ def _verify(built: Built, out: Path, reuse: bool, monkeypatch: pytest.MonkeyPatc
         return found
     world = out / built.spec.id
     world.mkdir(parents=True)
-    shutil.copy(built.trajectories / built.spec.id / "candidates.jsonl", world)
+    lines = (built.trajectories / built.spec.id / "candidates.jsonl").read_text().splitlines()
+    (world / "candidates.jsonl").write_text("".join(f"{line}\n" for line in lines[:first]))
     with monkeypatch.context() as patch:
         patch.setattr(runner, "screenshot_cache", cache)
         stats = runner.verify_worlds([built.site_dir], out, workers=2,
@@ -61,14 +62,18 @@ def _difference(a: bytes, b: bytes) -> str | None:
 
 
 # the swap lab has every widget and both ways of reading a page (after a load, and after a
-# swap in settle); the shipped flight world on a navigate site runs with -m slow
-@pytest.mark.parametrize("name", ["lab_swap", pytest.param("flight", marks=pytest.mark.slow)])
-def test_a_reused_screenshot_shows_what_a_capture_shows(name: str, tmp_path: Path,
+# swap in settle): its first 12 candidates in the default run, all with -m slow, and the
+# shipped flight world on a navigate site too
+@pytest.mark.parametrize(("name", "first"), [
+    ("lab_swap", 12), pytest.param("lab_swap", None, marks=pytest.mark.slow),
+    pytest.param("flight", None, marks=pytest.mark.slow)])
+def test_a_reused_screenshot_shows_what_a_capture_shows(name: str, first: int | None,
+                                                       tmp_path: Path,
                                                        request: pytest.FixtureRequest,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     built: Built = request.getfixturevalue(name)
-    captured, none = _verify(built, tmp_path / "captured", False, monkeypatch)
-    reused, (cache,) = _verify(built, tmp_path / "reused", True, monkeypatch)
+    captured, none = _verify(built, tmp_path / "captured", False, monkeypatch, first)
+    reused, (cache,) = _verify(built, tmp_path / "reused", True, monkeypatch, first)
     assert none == [] and cache.hits > 0  # the run did skip captures ...
     assert sorted(reused) == sorted(captured)
     differing = {path: _difference(reused[path], captured[path]) for path in captured}

@@ -54,7 +54,9 @@ def _play(world: Built, env: str, seed: int = 0):
         vec.close()
 
 
-@pytest.mark.parametrize("env", ["fast", "live"])
+# the live env's rollouts run with -m slow: the live env's own tests (tests/rl/test_live_env.py)
+# and the TRL live test play it in the default run, and the learner is the same
+@pytest.mark.parametrize("env", ["fast", pytest.param("live", marks=pytest.mark.slow)])
 def test_one_step_of_every_algorithm(lab: Built, env: str) -> None:
     """Rollouts from the env, then one update per algorithm. A random tiny model never
     succeeds, so rewards are set 0/1 alternately to give every group an advantage."""
