@@ -8,7 +8,5 @@ case " $* " in
     *) bash scripts/setup.sh dev ;;
 esac
 # the slowest tests are listed at the end, to keep the suite within its 15 minutes
-# three workers on 2 cores: many tests wait on Chromium, Ray or a subprocess, not the CPU;
-# worksteal: an idle worker takes tests queued on a busy one, so the run does not wait on
-# one long queue at its end
-exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-3}" --dist worksteal --durations=25 "$@"
+# three workers on 2 cores: many tests wait on Chromium, Ray or a subprocess, not the CPU
+exec .venv/bin/python -m pytest -n "${WEBWORLD_TEST_WORKERS:-3}" --durations=15 "$@"

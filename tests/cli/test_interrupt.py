@@ -27,8 +27,10 @@ SMALL_BUILD = ["--theme", "hotel", "--profile", "easy", "--workers", "1"]
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen:
+    # SIGINT as a terminal leaves it: a test process may ignore it, and a child would inherit
     return subprocess.Popen([*WEBWORLD, *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_until(proc: subprocess.Popen, mid_work: Callable[[], bool]) -> None:

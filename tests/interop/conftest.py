@@ -89,9 +89,11 @@ def env_server(worlds: Path, log_dir: Path, *args: str, token: str | None = None
     if token:
         env["WEBWORLD_ENV_TOKEN"] = token
     log = open(log_dir / "server.log", "w+")  # a file, not a pipe: a chatty server never blocks
+    # SIGINT as a terminal leaves it: a test process may ignore it, and a child would inherit
     proc = subprocess.Popen(serve_command(worlds, "--port", "0", *args), cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=log, text=True,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     guard = threading.Timer(HANG_GUARD_S, proc.kill)  # a server that never gets ready
     guard.start()
     try:

@@ -72,8 +72,8 @@ def load_manifest(path: Path = MANIFEST) -> HeldoutManifest:
 
 
 def manifest_bytes(manifest: HeldoutManifest) -> bytes:
-    """The canonical form of the manifest file (sorted keys, two-space indent)."""
-    return (json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2,
+    """The canonical form of the manifest file (sorted keys, two-space indent, no defaults)."""
+    return (json.dumps(manifest.model_dump(mode="json", exclude_defaults=True), indent=2,
                        sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
