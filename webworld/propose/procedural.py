@@ -190,31 +190,26 @@ def _catalog(ctx: FlowContext, fake) -> Catalog:
         categories = rng.sample(arch.categories, 2)
         entry_var, clause = patterns.browse_entry(b, ctx.home, results, categories)
     b.back(results, ctx.home, "Home")
-    if ctx.version == 1:
-        item_var = _one_listing(ctx, results, detail, rng.sample(arch.items, 3), fake)
+    if ctx.version == 1:  # the same three items whatever was searched or browsed
+        items = rng.sample(arch.items, 3)
+        item_var = patterns.select_item(b, results, detail, items, arch.entity)
+        listing = [content.item_cards(rng, arch, items, fake)]
     elif categories:
         listings = {c: rng.sample(arch.catalog_items(c), 3) for c in categories}
         item_var = patterns.select_item_by_category(b, results, detail, entry_var, listings,
                                                     arch.entity)
-        for category, items in listings.items():
-            b.content(results, content.catalog_cards(rng, arch, items, fake, category))
+        listing = [content.catalog_cards(rng, arch, items, fake, category)
+                   for category, items in listings.items()]
     else:
         pool = [item for c in arch.categories for item in arch.catalog_items(c)]
         items = rng.sample(pool, 3)
         item_var = patterns.select_item(b, results, detail, items, arch.entity)
-        b.content(results, content.catalog_cards(rng, arch, items, fake))
-    if ctx.version > 1:
-        b.back(detail, results, "Back to results")
+        listing = [content.catalog_cards(rng, arch, items, fake)]
+    b.back(detail, results, "Back to results")
+    for block in listing:
+        b.content(results, block)
     b.content(detail, content.detail_table(rng, arch, fake))
     return Catalog(results, detail, entry_var, clause, item_var)
-
-
-def _one_listing(ctx: FlowContext, results: str, detail: str, items: list[str], fake) -> str:
-    """Version 1's results: the same three items whatever was searched or browsed."""
-    item_var = patterns.select_item(ctx.b, results, detail, items, ctx.arch.entity)
-    ctx.b.back(detail, results, "Back to results")
-    ctx.b.content(results, content.item_cards(ctx.rng, ctx.arch, items, fake))
-    return item_var
 
 
 def _add_flow(ctx: FlowContext, flow: Flow, steps: int, budget: float,

@@ -24,7 +24,9 @@ from webworld.spec.archetypes import ARCHETYPES, Archetype
 from webworld.spec.graph import StateGraph
 from webworld.spec.models import ContentBlock, Element, Page, WorldSpec
 
-NOT_FACTS = frozenset({"title", "subtitle", "text", "description", "category", "field", "value"})
+PROSE = frozenset({"title", "subtitle", "text", "description"})
+"""Card keys that name or describe an item rather than state a fact of it."""
+NOT_FACTS = PROSE | {"category", "field", "value"}
 """Card keys that are not facts of a column (``category`` is judged on its own)."""
 
 GENERIC_SORTS = frozenset({"Most relevant", "Relevance", "Featured", "Recommended"})
@@ -205,7 +207,7 @@ def fact_mismatches(spec: WorldSpec) -> Iterator[Incoherence]:
             for k, item in enumerate(block.items):
                 title = item.get("title", "")
                 for key, value in item.items():
-                    if key in ("title", "subtitle", "text", "description"):
+                    if key in PROSE:
                         continue
                     earlier = first.setdefault((title, key.lower()), (value, page.id))
                     if earlier[0] != value:

@@ -314,7 +314,7 @@ async def _shrink_window(context: BrowserContext, page: Page) -> None:
         window = await cdp.send("Browser.getWindowForTarget")
         await cdp.send("Browser.setWindowBounds", {"windowId": window["windowId"],
                                                    "bounds": WINDOW_BOUNDS})
-    except PlaywrightError:
+    except PlaywrightError:  # a headless shell: no window to shrink, the capture goes on as is
         pass
     finally:
         await cdp.detach()
