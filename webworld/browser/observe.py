@@ -257,6 +257,11 @@ def _requote(name: str | None) -> str:
     return "'" + (name or "").replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def interactive_elements(text: str) -> int:
+    """How many elements of a page an agent can act on: the lines with an element id."""
+    return sum(1 for line in text.splitlines() if parse_line(line)[1] is not None)
+
+
 def parse_line(line: str) -> tuple[int, str | None, str, str | None, str]:
     """``(depth, bid, role, name, states)`` of one line of observation text."""
     match = _LINE.match(line)

@@ -99,6 +99,11 @@ def _counts(summary: ExportSummary) -> str:
         for s in SPLITS]
     rows.append(["**total**", len(exported), summary.trajectories, summary.steps])
     text = "## Counts\n\n" + _table(["split", "worlds", "trajectories", "steps"], rows)
+    if summary.elements_per_page:
+        q = summary.elements_per_page
+        text += ("\nInteractive elements per page (the element ids an agent can act on, over "
+                 f"every step's observation): p10 {q['p10']}, median {q['median']}, "
+                 f"p90 {q['p90']}, max {q['max']}.\n")
     if summary.notes:
         text += "\n" + "\n".join(f"- {n}" for n in summary.notes) + "\n"
     return text

@@ -53,14 +53,20 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from webworld.browser.observe import OBSERVATION_MODES, compact_text, observation_text, public_url
+from webworld.browser.observe import (
+    OBSERVATION_MODES,
+    compact_text,
+    interactive_elements,
+    observation_text,
+    public_url,
+)
 from webworld.data.card import write_card
 from webworld.data.detours import detour_steps
 from webworld.data.heldout import load_manifest
@@ -93,6 +99,7 @@ class _Scan:
     dir: Path
     read: JsonlRead
     summary: WorldSummary
+    elements: list[int] = field(default_factory=list)  # interactive elements, per step
 
 
 def export_dataset(traj_root: Path, out_dir: Path, *,
@@ -130,6 +137,8 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
         scans = _scan(world_dirs, bar)
         summary = _plan(scans, out_dir, formats, fractions, seed)
         summary.observation = observation
+        summary.count_elements([n for scan in scans if scan.summary.split
+                                for n in scan.elements])
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
         try:
@@ -200,6 +209,7 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
         read = JsonlRead()
         themes: Counter[str] = Counter()
         transitions: Counter[str] = Counter()
+        elements: list[int] = []
         for lineno, traj in _unique(iter_verified(world_dir, read), summary):
             first = owner.setdefault(traj["id"], world_dir.name)
             if first != world_dir.name:
@@ -210,6 +220,8 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
             summary.screenshots += sum(s["observation"]["screenshot"] is not None
                                        for s in traj["steps"])
             summary.fsm_steps += traj["length"]
+            elements.extend(interactive_elements(s["observation"]["axtree"])
+                            for s in traj["steps"])
             themes[traj["theme"]] += 1
             transitions[traj.get("transition", "navigate")] += 1
         summary.theme = themes.most_common(1)[0][0] if themes else ""
@@ -220,7 +232,7 @@ def _scan(world_dirs: list[Path], bar: Progress) -> list[_Scan]:
         summary.failures = dict(sorted(Counter(f["failure"] for f in failures).items()))
         if fread.partial_line:
             summary.skipped_lines.append(f"failures.jsonl:{fread.partial_line}")
-        scans.append(_Scan(world_dir, read, summary))
+        scans.append(_Scan(world_dir, read, summary, elements))
         bar.advance(task)
     return scans
 

@@ -4,6 +4,7 @@ them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,19 @@ class ExportSummary:
     paths: dict[str, list[Path]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    elements_per_page: dict[str, int] = field(default_factory=dict)  # p10 / median / p90 / max
+
+    def count_elements(self, counts: list[int]) -> None:
+        """Keep the distribution of interactive elements over the exported steps' pages."""
+        if not counts:
+            return
+        ranked = sorted(counts)
+
+        def at(q: float) -> int:  # nearest rank
+            return ranked[min(len(ranked) - 1, max(0, math.ceil(q * len(ranked)) - 1))]
+
+        self.elements_per_page = {"p10": at(0.1), "median": at(0.5), "p90": at(0.9),
+                                  "max": ranked[-1]}
 
     @property
     def trajectories(self) -> int:
@@ -87,6 +101,7 @@ class ExportSummary:
             "trajectories": self.trajectories,
             "steps": self.steps,
             "screenshots": self.screenshots,
+            "elements_per_page": dict(self.elements_per_page),
         }
 
 

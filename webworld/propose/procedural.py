@@ -11,6 +11,15 @@ from dataclasses import dataclass, field
 from webworld.errors import UsageError, WebworldError
 from webworld.propose import content, patterns, wording
 from webworld.propose.builder import SpecBuilder, slug
+from webworld.propose.chrome import (
+    DENSITY,
+    Browse,
+    FURNITURE_ROLES,
+    counted_actions,
+    counted_pages,
+    furnish_site,
+    paged_results,
+)
 from webworld.propose.flows import (
     FlowContext,
     build_flow,
@@ -87,12 +96,15 @@ def profile_problems(spec: WorldSpec, prof: Profile, graph: StateGraph | None = 
     """How the spec misses the profile's ranges (empty when it fits)."""
     out = []
     lo, hi = prof.pages
-    if not lo <= len(spec.pages) <= hi:
-        out.append(f"{len(spec.pages)} pages, want {lo}-{hi}")
+    pages = counted_pages(spec)
+    if not lo <= pages <= hi:
+        out.append(f"{pages} pages, want {lo}-{hi}")
     amin, amax = prof.actions_per_page
+    furniture = _furniture_pages(spec.pages)
     for page in spec.pages:
-        if not page.terminal and not amin <= len(page.actions) <= amax:
-            out.append(f"page {page.id} has {len(page.actions)} actions, want {amin}-{amax}")
+        actions = counted_actions(page, furniture)
+        if not page.terminal and page.id not in furniture and not amin <= actions <= amax:
+            out.append(f"page {page.id} has {actions} actions, want {amin}-{amax}")
     if len(spec.terminals) != prof.terminals:
         out.append(f"{len(spec.terminals)} terminals, want {prof.terminals}")
     shortest = shortest_paths_to_terminals(spec, graph or explore_states(spec))
@@ -101,6 +113,10 @@ def profile_problems(spec: WorldSpec, prof: Profile, graph: StateGraph | None = 
         if length is None or not lmin <= length <= lmax:
             out.append(f"shortest path to {page_id} is {length}, want {lmin}-{lmax}")
     return out
+
+
+def _furniture_pages(pages) -> set[str]:
+    return {p.id for p in pages if p.role in FURNITURE_ROLES}
 
 
 def shortest_paths_to_terminals(spec: WorldSpec, graph=None) -> dict[str, int | None]:
@@ -128,8 +144,9 @@ def _attempt(theme: str, prof: Profile, seed: int, arch: Archetype, rng: random.
     ctx = FlowContext(b, arch, rng, content.persona(fake), content.dates(rng), home, version)
     cookie_actions = patterns.cookie_consent(b, ctx.home)[1] if cookie else []
     target_pages = rng.randint(*prof.pages)
-    catalog = _catalog(ctx, fake) if any(f.kind in CATALOG_FLOWS for f, _ in flows) else None
-    fixed = len(b.pages)
+    catalog = (_catalog(ctx, fake, prof) if any(f.kind in CATALOG_FLOWS for f, _ in flows)
+               else None)
+    fixed = _page_count(b)
     budget = max(1.0, (target_pages - fixed) / len(flows))
     for flow, steps in flows:
         if not _add_flow(ctx, flow, steps, budget, catalog):
@@ -139,8 +156,18 @@ def _attempt(theme: str, prof: Profile, seed: int, arch: Archetype, rng: random.
     _pad_actions(ctx, prof)
     _guard_home(b, ctx.home, cookie_actions)
     _describe_pages(ctx, fake)
-    return b.build(description=f"{name}: a synthetic {arch.title.lower()} website "
+    spec = b.build(description=f"{name}: a synthetic {arch.title.lower()} website "
                                f"({prof.name} profile).")
+    if version >= 3:
+        browse = (Browse(catalog.results, catalog.entry_var, tuple(catalog.categories))
+                  if catalog and catalog.categories else None)
+        furnish_site(spec, arch, prof.name, rng, catalog.listed if catalog else [], browse)
+    return spec
+
+
+def _page_count(b: SpecBuilder) -> int:
+    """The pages a profile counts (display and furniture pages are not)."""
+    return sum(1 for s in b.pages.values() if s.page.role not in FURNITURE_ROLES)
 
 
 def _pick_flows(arch: Archetype, prof: Profile, cookie: bool, rng: random.Random
@@ -174,9 +201,11 @@ class Catalog:
     entry_var: str
     entry_clause: str
     item_var: str
+    listed: list[str] = field(default_factory=list)  # every entry its lists show
+    categories: list[str] = field(default_factory=list)  # browsed from a menu (or none)
 
 
-def _catalog(ctx: FlowContext, fake) -> Catalog:
+def _catalog(ctx: FlowContext, fake, prof: Profile) -> Catalog:
     """home -> (search | browse) -> results -> detail: the shared start of catalog flows."""
     b, arch, rng = ctx.b, ctx.arch, ctx.rng
     results = b.page("results", f"{arch.entity_plural.capitalize()}", "results")
@@ -190,6 +219,15 @@ def _catalog(ctx: FlowContext, fake) -> Catalog:
         categories = rng.sample(arch.categories, 2)
         entry_var, clause = patterns.browse_entry(b, ctx.home, results, categories)
     b.back(results, ctx.home, "Home")
+    if ctx.version >= 3:
+        lists = _long_lists(ctx, categories, DENSITY[prof.name].per_page)
+        item_var = paged_results(b, rng, fake, arch, results, detail,
+                                 entry_var if categories else None, lists,
+                                 DENSITY[prof.name].per_page)
+        b.back(detail, results, "Back to results")
+        b.content(detail, content.detail_table(rng, arch, fake))
+        listed = [i for targets, others in lists.values() for i in targets + others]
+        return Catalog(results, detail, entry_var, clause, item_var, listed, categories)
     if ctx.version == 1:  # the same three items whatever was searched or browsed
         items = rng.sample(arch.items, 3)
         item_var = patterns.select_item(b, results, detail, items, arch.entity)
@@ -210,6 +248,22 @@ def _catalog(ctx: FlowContext, fake) -> Catalog:
         b.content(results, block)
     b.content(detail, content.detail_table(rng, arch, fake))
     return Catalog(results, detail, entry_var, clause, item_var)
+
+
+def _long_lists(ctx: FlowContext, categories: list[str], per_page: int
+                ) -> dict[str | None, tuple[list[str], list[str]]]:
+    """Two pages of entries per list: three the tasks may choose, the rest to show; one
+    list per category browsed, or one whatever was searched."""
+    arch, rng = ctx.arch, ctx.rng
+    if categories:
+        pools = {c: list(arch.catalog_items(c, more=True)) for c in categories}
+    else:
+        pools = {None: [i for c in arch.categories for i in arch.catalog_items(c, more=True)]}
+    lists: dict[str | None, tuple[list[str], list[str]]] = {}
+    for key, pool in pools.items():
+        drawn = rng.sample(pool, min(len(pool), 2 * per_page))
+        lists[key] = (drawn[:3], drawn[3:])
+    return lists
 
 
 def _add_flow(ctx: FlowContext, flow: Flow, steps: int, budget: float,
@@ -235,16 +289,18 @@ def _fill_pages(ctx: FlowContext, fake, target: int, prof: Profile) -> bool:
     b, amax = ctx.b, prof.actions_per_page[1]
     titles = list(ctx.arch.info_pages)
     ctx.rng.shuffle(titles)
-    if len(b.pages) > prof.pages[1]:
+    if _page_count(b) > prof.pages[1]:
         return False
-    while len(b.pages) < target:
+    while _page_count(b) < target:
         if not titles:
             titles = [f"{t} ({n})" for n, t in enumerate(ctx.arch.info_pages, 2)]
+        furniture = _furniture_pages(s.page for s in b.pages.values())
         hosts = [s.page.id for s in b.pages.values()
-                 if not s.page.terminal and len(s.page.actions) < amax - 1 and s.page.id != ctx.home]
+                 if not s.page.terminal and s.page.id not in furniture and s.page.id != ctx.home
+                 and counted_actions(s.page, furniture) < amax - 1]
         if not hosts:
             return False
-        host = min(hosts, key=lambda pid: (b.action_count(pid), pid))
+        host = min(hosts, key=lambda pid: (counted_actions(b.get(pid), furniture), pid))
         title = titles.pop()
         page = b.page(f"info_{title}", title, "info")
         _, gui = b.click(host, "link", title)
@@ -268,17 +324,20 @@ def _pad_actions(ctx: FlowContext, prof: Profile) -> None:
     """Give every non-terminal page a realistic number of optional actions."""
     b, rng = ctx.b, ctx.rng
     amin, amax = prof.actions_per_page
+    furniture = _furniture_pages(s.page for s in b.pages.values())
     for state in list(b.pages.values()):
         page = state.page
-        if page.terminal:
+        if page.terminal or page.id in furniture:
             continue
         want = rng.randint(amin, amax)
         for kind in FURNITURE.get(page.role, DEFAULT_FURNITURE):
             size = 2 if kind in ("filter", "paging", "share") else 1
-            if len(page.actions) >= want or len(page.actions) + size > amax:
+            count = counted_actions(page, furniture)
+            if count >= want or count + size > amax or (kind == "paging"
+                                                        and _has(page, "next_page")):
                 continue
             _furnish(b, page.id, kind, ctx)
-        while len(page.actions) < amin:  # single-action furniture always fits
+        while counted_actions(page, furniture) < amin:  # single-action furniture always fits
             _furnish(b, page.id, "helpful" if not _has(page, "helpful") else "tabs", ctx)
 
 

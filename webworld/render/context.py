@@ -23,8 +23,8 @@ from pydantic.fields import FieldInfo
 
 from webworld.spec.models import BlockKind, ElementKind
 
-REGIONS = ("overlays", "nav", "back", "search", "tabs", "tabpanel", "listing", "toolbar",
-           "form", "actions", "links", "feedback")
+REGIONS = ("overlays", "nav", "header", "sidebar", "footer", "back", "search", "tabs",
+           "tabpanel", "listing", "toolbar", "form", "actions", "links", "feedback")
 """The regions of a page, in the order the renderer's page templates print them."""
 
 
@@ -212,6 +212,12 @@ class Regions(View):
                                         "prompts (the layout renders them)")
     nav: list[ElementView] = Field(description="menus and account buttons of the header "
                                    "(the layout renders them)")
+    header: list[ElementView] = Field(description="the site's navigation bar: section links "
+                                      "and menus (the layout renders them)")
+    sidebar: list[ElementView] = Field(description="link lists beside the page's main column "
+                                       "(the layout renders them)")
+    footer: list[ElementView] = Field(description="the footer's link lists (the layout "
+                                      "renders them)")
     back: list[ElementView] = Field(description="buttons and links that go back")
     search: list[ElementView] = Field(description="search fields and their buttons")
     tabs: list[ElementView] = Field(description="tab strips")

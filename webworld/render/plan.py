@@ -173,6 +173,8 @@ def _region(home: bool, el: Element, uses: list[Use], has_listing: bool,
     kind = el.kind
     if kind in OVERLAY_KINDS:
         return "overlays"
+    if el.area is not None:
+        return el.area
     if kind == "hover_menu":
         return "nav"
     if any(u.action.is_back and u.trigger for u in uses) and kind in ("link", "button"):
@@ -223,7 +225,7 @@ def build_plan(spec: WorldSpec, page: Page) -> PagePlan:
         if el.parent is not None and el.parent in elements:
             children.setdefault(el.parent, []).append(el.id)
     top = [e for e in page.elements if e.parent is None or e.parent not in elements]
-    has_listing = any(e.kind == "link" and e.options for e in top)
+    has_listing = any(e.kind == "link" and e.options and e.area is None for e in top)
 
     groups, claimed_group = _form_groups(page, uses)
     in_form = set(claimed_group)

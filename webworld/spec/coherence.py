@@ -165,7 +165,8 @@ def _category_vars(spec: WorldSpec, arch: Archetype | None) -> list[str]:
 
 def miscategorised_items(spec: WorldSpec, graph: StateGraph) -> Iterator[Incoherence]:
     """In every reachable state, a visible result list holds only items of the category the
-    state has chosen (one finding per list, naming what is out of place)."""
+    state has chosen (one finding per list, naming what is out of place). Site furniture
+    (a link group of the header, sidebar or footer) is the site's, not the category's."""
     arch = archetype_of(spec)
     category_vars = _category_vars(spec, arch)
     if not category_vars:
@@ -180,7 +181,7 @@ def miscategorised_items(spec: WorldSpec, graph: StateGraph) -> Iterator[Incoher
         if not chosen:
             continue
         for k, el in enumerate(page.elements):
-            if el.kind != "link" or not el.options or \
+            if el.kind != "link" or not el.options or el.area is not None or \
                     not all(machine.holds(c, state) for c in el.visible_when):
                 continue
             for item in el.options:

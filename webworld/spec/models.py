@@ -39,6 +39,7 @@ GuiOp = Literal["click", "type", "select", "key_press", "hover", "drag", "check"
 ConditionOp = Literal["eq", "neq", "gt", "gte", "lt", "lte", "exists", "length_gt", "in"]
 EffectOp = Literal["set", "set_param", "inc", "clear", "append"]
 BlockKind = Literal["heading", "text", "cards", "table", "list", "form_note"]
+Area = Literal["header", "sidebar", "footer"]
 Identifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[a-z][a-z0-9_]*$")]
 
 
@@ -142,6 +143,8 @@ class Element(_Model):
     visible_when: list[Condition] = Field(default_factory=list)
     blocking: bool = Field(default=False, description="an overlay that blocks the page")
     placeholder: str = ""
+    area: Area | None = Field(default=None, description="site furniture: the navigation bar, "
+                              "sidebar or footer it sits in; None places it by its kind")
 
 
 class ContentBlock(_Model):

@@ -216,6 +216,17 @@ class StepResult:
     message: str = ""
 
 
+_DYNAMIC = object()
+"""An effect whose value depends on the state or the parameters."""
+
+
+class _ParamFit(NamedTuple):
+    """A ``set_param``: the values of its parameter that fit the variable."""
+
+    param: str
+    fits: dict[tuple[type, object], object]
+
+
 class Machine:
     """Executable form of a :class:`WorldSpec`. Assumes the spec passed structural checks."""
 
@@ -228,6 +239,32 @@ class Machine:
             p.id: [(a, param_assignments(a)) for a in p.actions] for p in spec.pages
         }
         self._reach = {a.id: reach_of(p, a) for p in spec.pages for a in p.actions}
+        self._plans = {a.id: self._plan(a) for p in spec.pages for a in p.actions}
+
+    def _plan(self, action: Action) -> list[tuple[int, Effect, object]] | None:
+        """The action's effects as (variable index, effect, value): the value where it is
+        the same in every state and inside the domain (``clear``, a ``set`` that fits),
+        else ``_DYNAMIC``. None when an effect can never apply (an unknown variable, a
+        value outside the domain): what firing would find, found once."""
+        plan: list[tuple[int, Effect, object]] = []
+        for effect in action.effects:
+            i = self.index.get(effect.var)
+            if i is None:
+                return None
+            var = self.variables[i]
+            value: object = _DYNAMIC
+            domain = next((p.domain for p in action.params if p.name == effect.param), None)
+            if effect.op == "set_param" and domain is not None:
+                # which parameter values fit the variable, decided once (type-strict keys)
+                value = _ParamFit(effect.param or "", {
+                    (type(v), v): v for v in domain if in_domain(var, v)})
+            elif effect.op in ("clear", "set"):
+                value = apply_effect(var, effect, None, {})
+                if not in_domain(var, value):
+                    return None
+                value = tuple(value) if isinstance(value, list) else value
+            plan.append((i, effect, value))
+        return plan
 
     def initial_state(self, page: str | None = None) -> State:
         return State(page or self.spec.home, tuple(initial_value(v) for v in self.variables))
@@ -273,15 +310,22 @@ class Machine:
 
     def _effects(self, state: State, action: Action, bound: dict[str, Scalar]) -> State | None:
         """The state after the effects, or None when one leaves its variable's domain."""
+        plan = self._plans.get(action.id)
+        if plan is None:
+            return None
         values = list(state.values)
-        for effect in action.effects:
-            i = self.index.get(effect.var)
-            if i is None:
-                return None
-            new = apply_effect(self.variables[i], effect, values[i], bound)
-            if not in_domain(self.variables[i], new):
-                return None
-            values[i] = tuple(new) if isinstance(new, list) else new
+        for i, effect, value in plan:
+            if isinstance(value, _ParamFit):
+                given = bound.get(value.param)
+                value = value.fits.get((type(given), given), _DYNAMIC)
+                if value is _DYNAMIC:
+                    return None
+            elif value is _DYNAMIC:
+                value = apply_effect(self.variables[i], effect, values[i], bound)
+                if not in_domain(self.variables[i], value):
+                    return None
+                value = tuple(value) if isinstance(value, list) else value
+            values[i] = value
         return State(action.navigate or state.page, tuple(values))
 
     def step(self, state: State, action_id: str, params: dict[str, Scalar]) -> StepResult:

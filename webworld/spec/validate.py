@@ -583,17 +583,33 @@ def check_impossible_goals(ctx: Context) -> Iterator[Finding]:
 
 
 def check_nondeterminism(ctx: Context) -> Iterator[Finding]:
-    """No two actions of a page share a trigger (op, element, key, value) and guard set."""
+    """No two actions of a page share a trigger (op, element, key, value) and guard set. A
+    trigger whose value is a parameter stands for each value of its domain: two actions
+    on one list of links, each with its own links, are apart."""
     for i, page in enumerate(ctx.spec.pages):
         seen: dict[tuple[object, ...], Action] = {}
         for j, action in enumerate(page.actions):
-            key = (trigger_key(action), frozenset(guard_key(g) for g in action.guards))
-            if key in seen:
+            guards = frozenset(guard_key(g) for g in action.guards)
+            keys = [(k, guards) for k in concrete_triggers(action)]
+            clash = next((seen[k] for k in keys if k in seen), None)
+            if clash is not None:
                 yield finding("nondeterministic-actions", ("pages", i, "actions", j),
-                              f"actions {seen[key].id!r} and {action.id!r} on page {page.id!r} "
+                              f"actions {clash.id!r} and {action.id!r} on page {page.id!r} "
                               "have the same trigger and the same guards")
-            else:
-                seen[key] = action
+            for k in keys:
+                seen.setdefault(k, action)
+
+
+def concrete_triggers(action: Action) -> list[tuple[object, ...]]:
+    """The trigger keys an action's last step can take: one per value of a parameter that
+    is its whole value, else the step as written."""
+    op, element, key, value = trigger_key(action)
+    names = placeholders(value)
+    if len(names) == 1 and value == f"{{{names[0]}}}":
+        domain = {p.name: p.domain for p in action.params}.get(names[0])
+        if domain:
+            return [(op, element, key, option_text(v)) for v in domain]
+    return [(op, element, key, value)]
 
 
 def _step_problem(action: Action, step: GuiStep, el: Element) -> str | None:

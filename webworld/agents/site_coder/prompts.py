@@ -38,6 +38,8 @@ MACRO_NOTES = {
     "overlay": "a modal / cookie banner / permission prompt (the layout renders these)",
     "region_overlays": "the layout renders the overlays; do not call",
     "region_nav": "the layout renders regions.nav; do not call",
+    "link_group": "a titled list of site links (a link view with options in regions.header, "
+                  "regions.sidebar or regions.footer: the layout renders these)",
     "region_search": "regions.search in a search bar",
     "region_tabs": "regions.tabs with regions.tabpanel and the content blocks inside the "
                    "first tab's panel",
@@ -199,11 +201,13 @@ def page_messages(site: Site, machine: Machine, samples: list[State], page_id: s
 # How a page template works
 - Start with {{% extends "layout.html" %}} and {{% import "widgets.html" as w %}}; put the
   whole page body in {{% block main %}}...{{% endblock %}} (anything outside is not shown).
-- layout.html already renders <head>, the header with the brand and regions.nav, every
-  overlay of regions.overlays (with the alert when alert.where == "overlay"), the footer and
-  one hidden <form> per action (forms). Do not render those again.
-- Every element view in `elements` that is not in regions.nav or regions.overlays (or a
-  child of one of them) must be rendered EXACTLY ONCE, and hidden elements not at all.
+- layout.html already renders <head>, the header with the brand, regions.nav and
+  regions.header, the sidebar of regions.sidebar, every overlay of regions.overlays (with the
+  alert when alert.where == "overlay"), the footer with regions.footer and one hidden <form>
+  per action (forms). Do not render those again.
+- Every element view in `elements` that is not in regions.nav, regions.header,
+  regions.sidebar, regions.footer or regions.overlays (or a child of one of them) must be
+  rendered EXACTLY ONCE, and hidden elements not at all.
   Render each top-level view of the other regions once, e.g. with w.element(v) or a
   region macro; an element's macro renders its children, so never render a child again.
   Iterate over the regions (they hold only the visible views) instead of naming ids; if you

@@ -136,6 +136,35 @@ h1[tabindex="-1"]:focus, h1[tabindex="-1"]:focus-visible { outline: none; }
 .layout-sidebar .page-body { min-height: 100vh; }
 .layout-sidebar .site-main { max-width: 1080px; margin: 0; padding: var(--section) 40px; }
 
+/* ---- site furniture: section bar, sidebar, footer links ----------------------------- */
+.site-sections { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 18px; }
+.link-group-header { display: flex; align-items: center; gap: 4px 14px; flex-wrap: wrap; }
+.link-group-header .link-group-title { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+.link-list { list-style: none; margin: 0; padding: 0; }
+.link-group-header .link-list { display: flex; flex-wrap: wrap; gap: 2px 14px; }
+.site-link {
+  font: inherit; color: inherit; background: none; border: 0; padding: 3px 0; cursor: pointer;
+  text-align: left; text-transform: var(--nav-case); letter-spacing: var(--nav-spacing);
+}
+.site-link:hover { text-decoration: underline; }
+.link-group-header .site-link { font-size: .9rem; font-weight: 600; }
+.link-group-title { font-weight: 700; text-transform: uppercase; font-size: .72rem; letter-spacing: .08em; margin: 0 0 6px; }
+.page-columns { flex: 1; display: flex; flex-direction: column; }
+.page-columns.has-sidebar {
+  display: grid; grid-template-columns: 230px minmax(0, 1fr); max-width: 1180px; width: 100%;
+  margin: 0 auto; gap: 8px;
+}
+.site-sidebar { padding: var(--section) 0 var(--section) 24px; display: flex; flex-direction: column; gap: 22px; font-size: .9rem; }
+.site-sidebar .site-link { color: var(--primary); }
+.footer-links {
+  max-width: 1180px; margin: 0 auto; padding: 8px 24px 12px; display: grid; gap: 18px;
+  grid-template-columns: repeat(auto-fit, minmax(160px, 1fr));
+}
+.footer-links .link-group-title { color: var(--text); }
+.layout-sidebar .site-sections { flex-direction: column; align-items: stretch; }
+.layout-sidebar .link-group-header, .layout-sidebar .link-group-header .link-list { flex-direction: column; align-items: flex-start; }
+.layout-sidebar .footer-links { max-width: 1080px; margin: 0; padding-left: 40px; }
+
 /* ---- buttons and links ------------------------------------------------------------- */
 .btn {
   display: inline-flex; align-items: center; justify-content: center; gap: 8px; min-height: var(--control-h);
@@ -505,7 +534,7 @@ button.day:hover, button.day.is-selected { background: var(--primary); color: va
   .layout-sidebar .sidebar-note { display: none; }
   .hero { grid-template-columns: 1fr; padding: 28px 22px; }
   .hero-art { display: none; }
-  .footer-inner, .highlights, .item-head, .form-layout.has-summary { grid-template-columns: 1fr; }
+  .footer-inner, .highlights, .item-head, .form-layout.has-summary, .page-columns.has-sidebar { grid-template-columns: 1fr; }
   .cookie-banner { flex-direction: column; align-items: stretch; }
 }
 """

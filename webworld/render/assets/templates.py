@@ -37,12 +37,24 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
         {% endfor %}
       </ol>
     </div>
+    {% if regions.header %}
+    <nav class="site-sections" aria-label="Sections">
+      {% for v in regions.header %}{{ w.element(v) }}{% endfor %}
+    </nav>
+    {% endif %}
   </div>
 </header>
 <div class="page-body">
+<div class="page-columns{% if regions.sidebar %} has-sidebar{% endif %}">
+{% if regions.sidebar %}
+<aside class="site-sidebar" aria-label="More from {{ site.name }}">
+  {% for v in regions.sidebar %}{{ w.element(v) }}{% endfor %}
+</aside>
+{% endif %}
 <main id="main" class="site-main">
 {% block main %}{% endblock %}
 </main>
+</div>
 <footer class="site-footer">
   <div class="footer-inner">
     <div class="footer-brand">
@@ -58,6 +70,9 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
       <p>{{ site.footer[2] }}</p>
     </div>
   </div>
+  {% if regions.footer %}
+  <div class="footer-links">{% for v in regions.footer %}{{ w.element(v) }}{% endfor %}</div>
+  {% endif %}
   <p class="footer-legal">&copy; {{ site.year }} {{ site.name }}. All rights reserved.</p>
 </footer>
 </div>
@@ -329,8 +344,22 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
 {% endif %}
 {% endmacro %}
 
+{#- a group of site links (navigation bar, sidebar, footer): a titled list of its options -#}
+{% macro link_group(el) %}
+<div class="link-group link-group-{{ el.region }}" data-ww-id="{{ el.id }}">
+  <p class="link-group-title" id="{{ el.dom_id }}-title">{{ el.label }}</p>
+  <ul class="link-list" aria-labelledby="{{ el.dom_id }}-title">
+  {% for o in el.options %}
+    <li><button class="site-link" data-ww-value="{{ o.value }}" {{ choice_attrs(o) }}>{{ o.label }}</button></li>
+  {% endfor %}
+  </ul>
+  {{ hidden_inputs(el) }}
+</div>
+{% endmacro %}
+
 {% macro element(el, listing="cards") %}
 {% if el.kind == "button" or (el.kind == "link" and not el.options) %}{{ button(el) }}
+{% elif el.kind == "link" and el.region in ("header", "sidebar", "footer") %}{{ link_group(el) }}
 {% elif el.kind == "link" %}{{ option_links(el, listing) }}
 {% elif el.kind == "text_input" %}{{ text_input(el) }}
 {% elif el.kind == "search_box" %}{{ search_box(el) }}
