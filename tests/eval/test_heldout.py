@@ -90,3 +90,22 @@ def test_oracle_scores_100_and_random_what_it_scores(heldout: Path, tmp_path: Pa
     assert html.count('<img src="data:image/png;base64,') >= 2
     assert re.search(r'class="box" style="left:[\d.]+%;top:[\d.]+%', html)
     assert "<script" not in html
+
+
+def test_the_dense_suite_is_the_same_worlds_denser(tmp_path: Path) -> None:
+    from webworld.eval.heldout import DENSE_GENERATOR, suite_dir
+
+    for entry in load_manifest().worlds:
+        dense = heldout_spec(entry, DENSE_GENERATOR)
+        assert dense.id == entry.id and dense.provenance.generator_version == DENSE_GENERATOR
+        assert any(e.area for p in dense.pages for e in p.elements)
+    assert suite_dir(tmp_path / "h", "heldout-dense") == tmp_path / "h-dense"
+    world = HELDOUT_SAMPLE[0]
+    made = runner.invoke(app, ["eval", "heldout", "--dense", "--world", world,
+                               "--out", str(tmp_path / "h")])
+    assert made.exit_code == 0, made.output
+    assert "heldout-dense" in made.output and not (tmp_path / "h").exists()
+    spec = load_spec(tmp_path / "h-dense" / "specs" / f"{world}.json")
+    assert spec.provenance.generator_version == DENSE_GENERATOR
+    worlds = load_worlds(tmp_path / "h-dense" / "sites", tmp_path / "h-dense" / "trajectories")
+    assert worlds.instances(None)  # verified in Chromium: the oracle has its paths

@@ -182,7 +182,7 @@ def test_the_recipe_of_record_validates_and_plans_its_stages(tmp_path: Path) -> 
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # planning writes nothing
 
 
-@pytest.mark.parametrize("name", ["tour.toml", "smollm2.toml"])
+@pytest.mark.parametrize("name", ["tour.toml", "smollm2.toml", "smollm2-dense.toml"])
 def test_every_recorded_command_is_one_the_cli_takes(name: str, tmp_path: Path) -> None:
     """What stages.json records as a stage's equivalent command parses as `webworld` would."""
     from tests.test_readme import usage_problem

@@ -161,15 +161,19 @@ def heldout_cmd(
     out_dir: Path = typer.Option(HELDOUT_DIR, "--out", "-o", help="Where to write them."),
     only: list[str] = typer.Option(None, "--world", help="Only these held-out worlds."),
     workers: int = typer.Option(2, "--workers", "-w", help="Verification workers."),
+    dense: bool = typer.Option(False, "--dense", help="The dense suite (heldout-dense): the "
+                               "same worlds at generator version 3, in OUT-dense."),
 ) -> None:
     """Make the held-out worlds of webworld/data/heldout.json: specs, sites, tasks (verified)."""
     from webworld.data.heldout import load_manifest
-    from webworld.eval.heldout import materialise
+    from webworld.eval.heldout import SUITES, materialise, suite_dir
 
     manifest = load_manifest()
-    made = materialise(out_dir, only or None, workers=workers)
+    suite = "heldout-dense" if dense else "heldout"
+    made = materialise(suite_dir(out_dir, suite), only or None, workers=workers,
+                       version=SUITES[suite])
     table = Table("world", "kind", "theme", "profile", "seed", "look",
-                  title=f"held-out worlds, manifest v{manifest.version}")
+                  title=f"held-out worlds ({suite}), manifest v{manifest.version}")
     for w in manifest.worlds:
         if not only or w.id in only:
             table.add_row(w.id, w.kind, w.theme, w.profile, str(w.seed), w.look)

@@ -57,14 +57,16 @@ class EvalSettings(EvalConfig):
 
     policy: str = Field(description="oracle, random, hf:PATH (hf:smollm2) or openai:MODEL.",
                         json_schema_extra=aliases("-p"))
-    suite: str = Field("heldout", description="heldout, miniwob, miniwob:TASK,..., "
+    suite: str = Field("heldout", description="heldout (the suite of record), heldout-dense "
+                       "(its worlds at generator version 3, pages as dense as real sites'), "
+                       "miniwob, miniwob:TASK,..., "
                        "autowebworld:DIR (a folder of AutoWebWorld fsm.json files) or a folder "
                        "with sites/ and trajectories/.", json_schema_extra=aliases("-s"))
     out: Path = Field(Path("results.jsonl"), description="Results, one JSON line per episode "
                       "(appended; a rerun resumes).", json_schema_extra=aliases("-o"))
     report: Path | None = Field(None, description="Also write this HTML report.")
     heldout_dir: Path = Field(Path("heldout"), description="Where the held-out worlds are "
-                              "(made if missing).")
+                              "(made if missing; heldout-dense: beside it, in <dir>-dense).")
     observation: Literal["full", "compact"] | None = Field(  # type: ignore[assignment]
         None, description="Page text mode; default: what an hf: policy was trained on, else "
                           "full.")
@@ -389,13 +391,16 @@ def run_eval(settings: EvalSettings, progress: Any = None,
     """Play ``settings.suite``'s episodes with ``settings.policy`` into ``settings.out``
     (resuming what it holds); ``note`` hears what is made once first (held-out worlds, an
     AutoWebWorld import)."""
+    from webworld.eval.heldout import SUITES, suite_dir
     from webworld.eval.suites import resolve_suite
 
     config = EvalConfig.model_validate(
         {**settings.model_dump(include=set(EvalConfig.model_fields)),
          "observation": played_observation(settings)})
-    if settings.suite == "heldout" and not (settings.heldout_dir / "sites").is_dir():
-        note(f"making the held-out worlds in {settings.heldout_dir}/ (once)")
+    if settings.suite in SUITES:
+        where = suite_dir(settings.heldout_dir, settings.suite)
+        if not (where / "sites").is_dir():
+            note(f"making the held-out worlds in {where}/ (once)")
     if settings.suite.startswith("autowebworld:"):
         note("importing, building and verifying the AutoWebWorld files (once per change)")
     suite = resolve_suite(settings.suite, heldout_dir=settings.heldout_dir,

@@ -10,7 +10,7 @@ from typing import Any
 
 from webworld.data.heldout import load_manifest
 from webworld.errors import UsageError
-from webworld.eval.heldout import materialise
+from webworld.eval.heldout import SUITES, materialise, suite_dir
 from webworld.rl.tasks import WorldSet, load_worlds
 
 
@@ -74,7 +74,7 @@ class Suite:
 
 
 def resolve_suite(name: str, *, heldout_dir: Path = Path("heldout"), workers: int = 2) -> Suite:
-    """``heldout``, ``miniwob``, ``miniwob:TASK,...``, ``autowebworld:DIR`` (a folder of
+    """``heldout``, ``heldout-dense``, ``miniwob``, ``miniwob:TASK,...``, ``autowebworld:DIR`` (a folder of
     AutoWebWorld fsm.json files) or a folder with ``sites/`` and ``trajectories/`` (what
     ``webworld build`` writes)."""
     if name == "miniwob" or name.startswith("miniwob:"):
@@ -87,13 +87,15 @@ def resolve_suite(name: str, *, heldout_dir: Path = Path("heldout"), workers: in
 
         root = build_suite_worlds(Path(name.partition(":")[2]), workers=workers)
         return Suite(name, load_worlds(root / "sites", root / "trajectories"))
-    if name == "heldout":
-        if not (heldout_dir / "sites").is_dir():  # made once (`webworld eval heldout`)
-            materialise(heldout_dir, workers=workers)
-        return Suite(name, load_worlds(heldout_dir / "sites", heldout_dir / "trajectories"))
+    if name in SUITES:
+        root = suite_dir(heldout_dir, name)
+        if not (root / "sites").is_dir():  # made once (`webworld eval heldout`)
+            materialise(root, workers=workers, version=SUITES[name])
+        return Suite(name, load_worlds(root / "sites", root / "trajectories"))
     root = Path(name)
     if not (root / "sites").is_dir():
-        raise UsageError("a suite is heldout, miniwob, miniwob:TASK,..., autowebworld:DIR or a "
+        raise UsageError("a suite is heldout, heldout-dense, miniwob, miniwob:TASK,..., "
+                         "autowebworld:DIR or a "
                          "folder with sites/ and trajectories/ (what `webworld build` writes)",
                          str(root))
     return Suite(root.name or str(root), load_worlds(root / "sites", root / "trajectories"))

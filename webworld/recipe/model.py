@@ -132,7 +132,8 @@ class EvalRecipe(RecipeFilled, EvalSettings):
                         "RL run), oracle, random, hf:PATH (hf:smollm2: zero shot) or "
                         "openai:MODEL.")
     suite: str = Field("heldout", description="heldout (made once in heldout_dir, default: "
-                       "heldout/ in the run folder), miniwob, miniwob:TASK,..., worlds (every "
+                       "heldout/ in the run folder), heldout-dense (its worlds at generator "
+                       "version 3, beside it in heldout-dense/), miniwob, miniwob:TASK,..., worlds (every "
                        "world built), train-worlds, or a folder with sites/ and trajectories/.")
     seeds: list[int] | None = Field(None, description="rl:<run> policies: the seeds scored "
                                     "(None: every seed of the run).")
