@@ -4,6 +4,7 @@ Run from the project root::
 
     .venv/bin/python bench/bench_env.py            # ~8 min: two shipped worlds, 300 steps a row
     .venv/bin/python bench/bench_env.py --quick    # ~4 min: one world, 80 steps a row
+    .venv/bin/python bench/bench_env.py --density  # sparse (generator 2) vs dense (3) pages
 
 Setup (timed, not benchmarked): shipped worlds from ``fsm_specs/`` (``flight_booking_easy_s0``:
 hover menu, calendar, modal; ``recipe_site_easy_s3``: cookie banner, slider) are rendered,
@@ -35,6 +36,21 @@ this Python process (the env, the Playwright client, the site server's thread), 
 Chromium's share of the step's wall time, for both transitions. The last table checks the
 targets: the live env (swap) at least 3x BrowserGym's tuned steps/s, reset median at most
 0.1 s, the fast env at least 1,000 steps/s.
+
+``--density`` (instead of the above): what a denser page costs a step. Each world's
+provenance in ``fsm_specs/`` (theme, profile, seed) is generated again at generator version
+2 (sparse pages) and version 3 (dense: a navigation bar, sidebar, footer of links and paged
+result lists), as a swap site, and prepared like the shipped worlds (render, explore,
+verify, snapshot). Per version, one after the other in one run: the live env (1 episode)
+plays the verified trajectories for the same number of steps (steps/s, ms/step, and the
+CPU ms per step of Chromium and of this process), then plays them again with a probe after
+each step, outside the step's time: the step's observation's interactive elements
+(``interactive_elements``) and characters, and one more ``BrowserTab.observe()`` of the
+same page, timed alone (the page's DOM walk, its answer, the text formatted; a step's own
+read is part of its settle call and cannot be timed apart from outside). The probe's text
+must be the step's, or its ids might differ from the ones the next action uses:
+``probe = step`` counts the steps where it was. The fast env plays the same trajectories
+(steps/s). The last row divides dense by sparse.
 """
 
 from __future__ import annotations
@@ -55,7 +71,9 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from webworld.browser.observe import interactive_elements  # noqa: E402
 from webworld.explore.candidates import ExploreConfig, explore_world, write_candidates  # noqa: E402
+from webworld.propose.procedural import generate  # noqa: E402
 from webworld.render.site import load_site, render_site  # noqa: E402
 from webworld.rl.fast.capture import build_snapshot, load_snapshot  # noqa: E402
 from webworld.rl.fast.env import FastEnv, FastVectorEnv  # noqa: E402
@@ -63,30 +81,50 @@ from webworld.rl.live import LiveEnv, LiveVectorEnv  # noqa: E402
 from webworld.rl.policies import RandomPolicy, page_elements  # noqa: E402
 from webworld.rl.tasks import TaskInstance, WorldSet, load_worlds  # noqa: E402
 from webworld.spec.io import load_spec  # noqa: E402
+from webworld.spec.models import WorldSpec  # noqa: E402
 from webworld.verify.runner import verify_worlds  # noqa: E402
 
 WORLDS = ["flight_booking_easy_s0", "recipe_site_easy_s3"]
 TRANSITIONS = ("navigate", "swap")
+DENSITY_VERSIONS = {2: "sparse", 3: "dense"}   # generator version -> what its pages are
 
 
 def prepare(root: Path, names: list[str], console,  # type: ignore[no-untyped-def]
             transition: str = "navigate") -> WorldSet:
     """The shipped worlds, built under ``root`` (as sites that ``transition`` between pages)."""
-    for name in names:
-        site_dir = root / "sites" / name
+    specs = [load_spec(ROOT / "fsm_specs" / f"{name}.json").model_copy(
+        update={"transition": transition}) for name in names]
+    return prepare_specs(root, specs, console)
+
+
+def prepare_specs(root: Path, specs: list[WorldSpec], console) -> WorldSet:  # type: ignore[no-untyped-def]
+    """The worlds of ``specs`` rendered, explored, verified and captured under ``root``
+    (a world already captured there is kept)."""
+    for spec in specs:
+        site_dir = root / "sites" / spec.id
         if (site_dir / "fast" / "snapshot.json.gz").is_file() and \
                 load_snapshot(load_site(site_dir)) is not None:
             continue
         started = time.perf_counter()
-        spec = load_spec(ROOT / "fsm_specs" / f"{name}.json").model_copy(
-            update={"transition": transition})
         render_site(spec, site_dir)
         config = ExploreConfig(max_instances=2, max_shortest=1, max_longer=0)
-        write_candidates(explore_world(spec, config), root / "trajectories" / name)
+        write_candidates(explore_world(spec, config), root / "trajectories" / spec.id)
         verify_worlds([site_dir], root / "trajectories", workers=2)
         build_snapshot(load_site(site_dir))
-        console.print(f"[dim]prepared {name} in {time.perf_counter() - started:.0f}s[/]")
-    return load_worlds(root / "sites", root / "trajectories", worlds=names)
+        console.print(f"[dim]prepared {spec.id} in {time.perf_counter() - started:.0f}s[/]")
+    return load_worlds(root / "sites", root / "trajectories", worlds=[s.id for s in specs])
+
+
+def regenerated(names: list[str], version: int) -> list[WorldSpec]:
+    """The shipped worlds' provenance (theme, profile, seed) generated at ``version``, as
+    sites that update in place."""
+    specs = []
+    for name in names:
+        made = load_spec(ROOT / "fsm_specs" / f"{name}.json").provenance
+        assert made is not None, f"{name} says nothing of how it was generated"
+        spec = generate(made.theme, made.profile, made.seed, version=version).spec
+        specs.append(spec.model_copy(update={"transition": "swap"}))
+    return specs
 
 
 # --- where a live step's time goes ------------------------------------------------------------
@@ -193,6 +231,47 @@ def random_fast(env, steps: int) -> dict[str, float]:
     return {"steps": done, "seconds": spent}
 
 
+class ObservationProbe:
+    """After each step of a live env (a ``play_single`` tick, outside the step's time): the
+    step's observation's interactive elements and characters, and one more observation of
+    the same page, timed alone."""
+
+    def __init__(self, env: LiveEnv) -> None:
+        self.env = env
+        self.elements: list[int] = []
+        self.chars: list[int] = []
+        self.ms: list[float] = []
+        self.same = 0
+
+    def after(self, tick: Callable[[int], None]) -> Callable[[int], None]:
+        def probe(n: int) -> None:
+            self.probe()
+            tick(n)
+        return probe
+
+    def probe(self) -> None:
+        episode = self.env.episode
+        assert episode is not None and episode.seen is not None
+        text = episode.seen.text  # the env's observation text ("full", the default mode)
+        self.elements.append(interactive_elements(text))
+        self.chars.append(len(text))
+        tab = episode.page.tab  # type: ignore[attr-defined]
+
+        async def observe() -> tuple[float, str]:
+            started = time.perf_counter()
+            seen = await tab.observe()
+            return time.perf_counter() - started, seen.text
+
+        seconds, again = self.env._drive(observe())
+        self.ms.append(1000 * seconds)
+        self.same += again == text
+
+    def numbers(self) -> dict[str, float]:
+        return {"elements": statistics.median(self.elements),
+                "chars": statistics.median(self.chars), "observe_ms": statistics.median(self.ms),
+                "probed": len(self.ms), "same": self.same}
+
+
 # --- MiniWoB++: webworld against BrowserGym ------------------------------------------------------
 
 
@@ -257,20 +336,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--keep", type=Path, help="build the worlds here and keep them")
+    parser.add_argument("--density", action="store_true",
+                        help="only the live (swap) and fast envs on the worlds generated at "
+                             "version 2 (sparse pages) and 3 (dense)")
     args = parser.parse_args()
     console = make_console()
     steps = 80 if args.quick else 300
     names = WORLDS[:1] if args.quick else WORLDS
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-env-"))
-    console.print(f"bench_env: {'quick' if args.quick else 'full'}, {steps} steps a row; "
-                  f"{load_note()}")
+    console.print(f"bench_env: {'quick' if args.quick else 'full'}"
+                  f"{', density' if args.density else ''}, {steps} steps a row; {load_note()}")
     try:
-        worlds = {t: prepare(root / t, names, console, t) for t in TRANSITIONS}
-        rows = run_all(worlds, steps, console)
+        if args.density:
+            by_version = {v: prepare_specs(root / "density" / f"v{v}", regenerated(names, v),
+                                           console) for v in DENSITY_VERSIONS}
+            density_report(run_density(by_version, steps, console), console)
+        else:
+            worlds = {t: prepare(root / t, names, console, t) for t in TRANSITIONS}
+            rows = run_all(worlds, steps, console)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
-    report(rows, console)
+    if not args.density:
+        report(rows, console)
     console.print(load_note())
 
 
@@ -312,6 +400,74 @@ def run_all(by_transition: dict[str, WorldSet], steps: int,
         run("MiniWoB click-button: webworld +shot", 1,
             lambda tick: webworld_miniwob(steps // 2, True))
     return rows
+
+
+def run_density(by_version: dict[int, WorldSet], steps: int,
+                console) -> dict[int, dict[str, float]]:  # type: ignore[no-untyped-def]
+    """Per generator version: the live env's timed play, its probed play, the fast env's."""
+    rows: dict[int, dict[str, float]] = {}
+    bar = progress_bar(console)
+    with bar:
+        def run(name: str, total: int, fn: Callable[[Callable[[int], None]], dict]) -> dict:
+            task = bar.add_task(name, total=total)
+            try:
+                return fn(lambda n: bar.advance(task, n))
+            finally:
+                bar.remove_task(task)
+
+        for v, sites in by_version.items():
+            plays = oracle_steps(sites.instances())
+            console.print(f"generator {v} ({DENSITY_VERSIONS[v]}): "
+                          f"{', '.join(sorted(sites.worlds))}; {len(plays)} verified trajectories")
+            live = LiveEnv(sites, split=None, max_steps=1000)
+            try:
+                row = run(f"live env (swap), generator {v}", steps, lambda tick: with_cpu(
+                    lambda: play_single(live, plays, steps, tick)))
+                probe = ObservationProbe(live)
+                run(f"live env (swap), generator {v}, probed", steps,
+                    lambda tick: play_single(live, plays, steps, probe.after(tick)))
+                row.update(probe.numbers())
+            finally:
+                live.close()
+            fast = FastEnv(sites, split=None, build=False, max_steps=1000)
+            played = run(f"fast env, generator {v}", steps * 20,
+                         lambda tick: play_single(fast, plays, steps * 20, tick))
+            row.update(fast_steps=played["steps"], fast_seconds=played["seconds"])
+            rows[v] = row
+    return rows
+
+
+def density_report(rows: dict[int, dict[str, float]], console) -> None:  # type: ignore[no-untyped-def]
+    table = Table("version", "steps", "steps/s", "ms/step", "Chromium CPU ms/step",
+                  "Python CPU ms/step", "elements/obs", "obs chars", "observe alone ms",
+                  "probe = step", "fast env steps/s", "fast env ms/step",
+                  title="Density: the live env (swap, 1 episode) and the fast env on sparse "
+                        "(generator 2) and dense (3) pages (elements, chars, observe: medians "
+                        "per step)")
+    numbers: dict[int, dict[str, float]] = {}
+    for v, r in rows.items():
+        n = numbers[v] = {
+            "rate": r["steps"] / r["seconds"], "ms": 1000 * r["seconds"] / r["steps"],
+            "chromium": 1000 * r["cpu_chromium"] / r["steps"],
+            "python": 1000 * r["cpu_python"] / r["steps"], "elements": r["elements"],
+            "chars": r["chars"], "observe": r["observe_ms"],
+            "fast_rate": r["fast_steps"] / r["fast_seconds"],
+            "fast_ms": 1000 * r["fast_seconds"] / r["fast_steps"]}
+        table.add_row(f"{v} ({DENSITY_VERSIONS[v]})", f"{r['steps']:.0f}",
+                      rate(r["steps"], r["seconds"]), f"{n['ms']:.1f}", f"{n['chromium']:.1f}",
+                      f"{n['python']:.1f}", f"{n['elements']:.0f}", f"{n['chars']:,.0f}",
+                      f"{n['observe']:.1f}", f"{r['same']:.0f}/{r['probed']:.0f}",
+                      rate(r["fast_steps"], r["fast_seconds"]), f"{n['fast_ms']:.3f}",
+                      end_section=v == max(rows))
+    sparse, dense = (numbers[v] for v in DENSITY_VERSIONS)
+
+    def ratio(key: str) -> str:
+        return f"{dense[key] / sparse[key]:.2f}x" if sparse[key] else "-"
+
+    table.add_row("dense/sparse", "", ratio("rate"), ratio("ms"), ratio("chromium"),
+                  ratio("python"), ratio("elements"), ratio("chars"), ratio("observe"), "",
+                  ratio("fast_rate"), ratio("fast_ms"))
+    console.print(table)
 
 
 def report(rows: dict[str, dict[str, float]], console) -> None:  # type: ignore[no-untyped-def]

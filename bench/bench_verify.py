@@ -5,6 +5,7 @@ Run from the project root::
     .venv/bin/python bench/bench_verify.py            # full: ~60 candidates, 1/2/4/8 contexts
     .venv/bin/python bench/bench_verify.py --quick    # smoke run: ~16 candidates, 1/4 contexts
     .venv/bin/python bench/bench_verify.py --transition navigate   # sites that load pages
+    .venv/bin/python bench/bench_verify.py --density  # sparse (generator 2) vs dense (3) pages
 
 Setup. Two worlds (``online bookstore`` and ``hotel booking``, profile ``medium``, seed 0:
 every widget kind, hover menus and slider drags included) are generated, rendered and
@@ -81,6 +82,18 @@ Playwright and Chromium, opening the contexts, replaying, closing):
 
 The machine's load average is printed before and after, and per run (1-minute value at
 its end): on a shared 2-core machine, compare rows of one run, not numbers across runs.
+
+``--density``: what a denser page costs the verifier. The same worlds (themes, profile,
+seed, caps) are generated at generator version 2 (sparse pages) and version 3 (dense: a
+navigation bar, sidebar, footer of links and paged result lists), each set served by its
+own ``LiveServer`` (the ids are the same), and the verifier (default ``ReplayConfig``) runs
+at 1 and 4 contexts on each, back to back (1: sparse, dense; 4: sparse, dense), after a
+short bare warm-up of each set. Per run: ``elements/page`` = the median over the verified
+steps' observations (the records' ``axtree`` text, read before the run's folder is
+removed) of the lines with an element id (``interactive_elements``), ``obs chars`` = the
+median length of that text, ``ms/action`` = wall / gestures. The last rows divide the dense
+run by the sparse one at the same number of contexts: if ``ms/action`` grows by less than
+``elements/page``, an action costs less than in proportion to the page.
 """
 
 from __future__ import annotations
@@ -93,6 +106,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -114,6 +128,7 @@ from rich.table import Table
 from webworld import contract
 from webworld.browser import tab as tab_mod
 from webworld.browser.launch import VIEWPORT, launch_browser
+from webworld.browser.observe import interactive_elements
 from webworld.explore.candidates import ExploreConfig, explore_world, spread, write_candidates
 from webworld.propose.procedural import generate
 from webworld.render.site import load_site, render_site
@@ -139,6 +154,8 @@ BARE_SHOTS_CONTEXTS = (1, 4)      # the bare script with page.screenshot() befor
 MEMORY_CONTEXTS = [0, 1, 2, 4, 8]
 MEMORY_SETTLE_S = 1.0
 WARMUP_PER_WORLD = 2
+DENSITY_VERSIONS = {2: "sparse", 3: "dense"}   # generator version -> what its pages are
+DENSITY_CONTEXTS = (1, 4)
 CONFIG = ReplayConfig()          # the verifier's defaults: 3 s per action, 10 s per load
 ACTION_MS, NAV_MS = CONFIG.action_timeout_ms, CONFIG.navigation_timeout_ms
 
@@ -188,6 +205,8 @@ class Run:
     load: float = 0.0
     images_mb: float = 0.0
     note: str = ""
+    elements: list[int] = field(default_factory=list)  # per verified step's observation
+    chars: list[int] = field(default_factory=list)     # (--density only)
     messages: list[str] = field(default_factory=list)  # first failure messages
 
     @property
@@ -246,13 +265,15 @@ def span(timers: Timers | None, name: str):  # type: ignore[no-untyped-def]
 # --- worlds --------------------------------------------------------------------------------
 
 
-def build_worlds(root: Path, caps: dict[str, int], per_world: int, transition: str
-                 ) -> list[Path]:
-    """Generate, render and explore the worlds; return their site dirs (candidates under
-    root/candidates/<world id>/candidates.jsonl)."""
+def build_worlds(root: Path, caps: dict[str, int], per_world: int, transition: str,
+                 version: int | None = None) -> list[Path]:
+    """Generate (at generator ``version``; None: the latest), render and explore the worlds;
+    return their site dirs (candidates under root/candidates/<world id>/candidates.jsonl)."""
     sites = []
+    pinned = {} if version is None else {"version": version}
     for theme in THEMES:
-        spec = generate(theme, PROFILE, SEED).spec.model_copy(update={"transition": transition})
+        spec = generate(theme, PROFILE, SEED, **pinned).spec.model_copy(
+            update={"transition": transition})
         sites.append(render_site(spec, root / "sites" / spec.id))
         explored = explore_world(spec, ExploreConfig(**caps))
         explored.candidates = spread(explored.candidates, per_world)
@@ -500,7 +521,10 @@ class Bench:
         with bar:
             return measured(run, lambda: bare_run(worlds, run, tick, timers, shots))
 
-    def verifier(self, contexts: int, config: ReplayConfig = CONFIG, note: str = "") -> Run:
+    def verifier(self, contexts: int, config: ReplayConfig = CONFIG, note: str = "",
+                 pages: bool = False) -> Run:
+        """A verifier run; with ``pages``, the run keeps each verified step's element count
+        and observation length (read from its records, outside the timed run)."""
         self.count += 1
         out = self.root / "runs" / f"{self.count:02d}-{contexts}"
         jobs = verifier_jobs(self.worlds, self.token, out)
@@ -509,6 +533,8 @@ class Bench:
         with bar:
             measured(run, lambda: verifier_run(jobs, run, config, tick))
         run.images_mb = sum(p.stat().st_size for p in out.rglob("*.png")) / 1e6
+        if pages:
+            observed_pages(out, run)
         for path in sorted(out.glob("*/failures.jsonl")):
             for line in path.read_text(encoding="utf-8").splitlines()[:3]:
                 failure = json.loads(line)
@@ -516,6 +542,17 @@ class Bench:
                                     f"{failure['failure']}: {failure['message']}")
         shutil.rmtree(out, ignore_errors=True)
         return run
+
+
+def observed_pages(out: Path, run: Run) -> None:
+    """Each verified step's interactive elements and observation characters, from the
+    run's records (the axtree text the agent saw before acting)."""
+    for path in sorted(out.glob("*/verified.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for step in json.loads(line)["steps"]:
+                text = step["observation"]["axtree"]
+                run.elements.append(interactive_elements(text))
+                run.chars.append(len(text))
 
 
 # --- memory ----------------------------------------------------------------------------------
@@ -721,7 +758,114 @@ def breakdown_table(bare: Run, bare_t: Timers, ver: Run, ver_t: Timers) -> Table
     return table
 
 
+def density_table(runs: dict[tuple[int, int], Run]) -> Table:
+    """The verifier on sparse and dense pages at each number of contexts, then dense /
+    sparse ratios at each."""
+    table = Table(title="Density: the verifier on sparse (generator 2) and dense (3) pages "
+                        "(medians over the verified steps' observations)")
+    for name in ("generator version", "contexts", "ok / cands", "gestures", "elements/page",
+                 "obs chars", "wall s", "traj/s", "actions/s", "ms/action",
+                 "machine cpu ms/action", "load 1m"):
+        table.add_column(name, justify="left" if name == "generator version" else "right")
+    sparse_v, dense_v = DENSITY_VERSIONS
+    contexts = sorted({n for _, n in runs})
+    for n in contexts:
+        for v, what in DENSITY_VERSIONS.items():
+            run = runs[(v, n)]
+            table.add_row(f"{v} ({what})", str(n), f"{run.ok}/{run.candidates}",
+                          str(run.actions), _median(run.elements), _median(run.chars),
+                          f"{run.wall:.1f}", rate(run.candidates, run.wall),
+                          rate(run.actions, run.wall), _ms_per_action(run),
+                          f"{1000 * run.machine_cpu / run.actions:.1f}" if run.actions else "-",
+                          f"{run.load:.2f}", end_section=v == dense_v)
+    for n in contexts:
+        sparse, dense = runs[(sparse_v, n)], runs[(dense_v, n)]
+        table.add_row(
+            "dense / sparse", str(n), "", _ratio(dense.actions, sparse.actions),
+            _ratio(_med(dense.elements), _med(sparse.elements)),
+            _ratio(_med(dense.chars), _med(sparse.chars)), _ratio(dense.wall, sparse.wall),
+            _ratio(dense.candidates / dense.wall, sparse.candidates / sparse.wall),
+            _ratio(dense.actions / dense.wall, sparse.actions / sparse.wall),
+            _ratio(dense.wall / max(dense.actions, 1), sparse.wall / max(sparse.actions, 1)),
+            _ratio(dense.machine_cpu / max(dense.actions, 1),
+                   sparse.machine_cpu / max(sparse.actions, 1)), "")
+    return table
+
+
+def _med(values: list[int]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def _median(values: list[int]) -> str:
+    return f"{_med(values):,.0f}" if values else "-"
+
+
+def _ms_per_action(run: Run) -> str:
+    return f"{1000 * run.wall / run.actions:.1f}" if run.actions else "-"
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "-"
+
+
 # --- main ----------------------------------------------------------------------------------
+
+
+def serve_worlds(site_dirs: list[Path], root: Path, stack: ExitStack
+                 ) -> tuple[list[World], str, str]:
+    """Serve the built worlds in this process (one ``LiveServer`` until ``stack`` closes):
+    the worlds with their candidates, the ground-truth token and the server's URL."""
+    app = create_multi_app(site_dirs)
+    server = stack.enter_context(LiveServer(app))
+    worlds = []
+    for site_dir in site_dirs:
+        site = load_site(site_dir)
+        worlds.append(World(site.spec, site.theme.name,
+                            server.url + WORLD_PREFIX.format(world=site.spec.id),
+                            load_candidates(root / "candidates" / site.spec.id)))
+    return worlds, app.state.truth_token, server.url
+
+
+def describe(worlds: list[World]) -> str:
+    """The worlds, their candidates, FSM steps and gestures (by kind), in one line."""
+    planned = [gg.action for w in worlds for c in w.candidates for s in c["steps"]
+               for g in s["gui"] for gg in gestures(w.spec, s["page"], g)]
+    ops = Counter(planned)
+    return (", ".join(f"{w.spec.id} ({len(w.candidates)} candidates, {len(w.spec.pages)} pages)"
+                      for w in worlds)
+            + f"; {sum(len(w.candidates) for w in worlds)} candidates, "
+            f"{sum(c['length'] for w in worlds for c in w.candidates)} FSM steps, "
+            f"{len(planned)} gestures ({', '.join(f'{k} {v}' for k, v in ops.most_common())})")
+
+
+def density(args: argparse.Namespace, mode: dict[str, Any], console: Console) -> None:
+    """The verifier on the same worlds at generator versions 2 and 3 (see the docstring)."""
+    with ExitStack() as stack:
+        root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="bench-verify-density-")))
+        benches: dict[int, Bench] = {}
+        for v, what in DENSITY_VERSIONS.items():
+            where = root / f"v{v}"  # the versions' worlds have the same ids
+            site_dirs = build_worlds(where, mode["caps"], mode["per_world"], args.transition,
+                                     version=v)
+            worlds, token, url = serve_worlds(site_dirs, where, stack)
+            console.print(f"Generator {v} ({what}): {describe(worlds)}; served at {url}")
+            benches[v] = Bench(worlds, token, where, console)
+        for v, bench in benches.items():
+            warm = [World(w.spec, w.theme, w.base, w.candidates[:WARMUP_PER_WORLD])
+                    for w in bench.worlds]
+            warmup = bench.bare(1, worlds=warm)
+            console.print(f"Warm-up, generator {v} (bare, {warmup.candidates} candidates, "
+                          f"discarded): {warmup.wall:.1f} s, {warmup.ok} ok {_fail_note(warmup)}")
+        runs: dict[tuple[int, int], Run] = {}
+        for n in DENSITY_CONTEXTS:
+            for v, bench in benches.items():
+                runs[(v, n)] = run = bench.verifier(n, note=f"generator {v}", pages=True)
+                console.print(f"  {n} context(s), generator {v}: {run.wall:.1f} s, "
+                              f"{run.ok}/{run.candidates} verified {_fail_note(run)}")
+                for message in run.messages:
+                    console.print(f"    failure: {message}")
+        console.print(density_table(runs))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -732,6 +876,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="build the worlds here (kept) instead of a temp dir")
     parser.add_argument("--transition", choices=["swap", "navigate"], default="swap",
                         help="the sites update in place (swap) or load a page per action")
+    parser.add_argument("--density", action="store_true",
+                        help="only the verifier at 1 and 4 contexts on the worlds at generator "
+                             "version 2 (sparse pages) and 3 (dense)")
     return parser.parse_args(argv)
 
 
@@ -740,35 +887,21 @@ def main(argv: list[str] | None = None) -> int:
     mode = QUICK if args.quick else FULL
     console = make_console()
     console.print(f"[bold]webworld verify benchmarks[/] ({'quick' if args.quick else 'full'}, "
-                  f"{args.transition} sites; "
+                  f"{args.transition} sites{', density' if args.density else ''}; "
                   f"python {sys.version.split()[0]}, playwright {version('playwright')}, "
                   f"{os.cpu_count()} cpus)")
     console.print(f"Start: {load_note()}")
     started = time.perf_counter()
+    if args.density:
+        density(args, mode, console)
+        console.print(f"Finished in {time.perf_counter() - started:.0f} s: {load_note()}")
+        return 0
     with ExitStack() as stack:
         root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(
             prefix="bench-verify-")))
         site_dirs = build_worlds(root, mode["caps"], mode["per_world"], args.transition)
-        app = create_multi_app(site_dirs)
-        token = app.state.truth_token
-        server = stack.enter_context(LiveServer(app))
-        worlds = []
-        for site_dir in site_dirs:
-            site = load_site(site_dir)
-            worlds.append(World(site.spec, site.theme.name,
-                                server.url + WORLD_PREFIX.format(world=site.spec.id),
-                                load_candidates(root / "candidates" / site.spec.id)))
-        gestures_total = sum(len(gestures(w.spec, s["page"], g)) for w in worlds
-                             for c in w.candidates for s in c["steps"] for g in s["gui"])
-        ops = Counter(gg.action for w in worlds for c in w.candidates for s in c["steps"]
-                      for g in s["gui"] for gg in gestures(w.spec, s["page"], g))
-        console.print(
-            "Worlds: " + ", ".join(f"{w.spec.id} ({len(w.candidates)} candidates, "
-                                   f"{len(w.spec.pages)} pages)" for w in worlds)
-            + f"; {sum(len(w.candidates) for w in worlds)} candidates, "
-            f"{sum(c['length'] for w in worlds for c in w.candidates)} FSM steps, "
-            f"{gestures_total} gestures ({', '.join(f'{k} {v}' for k, v in ops.most_common())})"
-            f"; served at {server.url}")
+        worlds, token, url = serve_worlds(site_dirs, root, stack)
+        console.print(f"Worlds: {describe(worlds)}; served at {url}")
         bench = Bench(worlds, token, root, console)
 
         warm = [World(w.spec, w.theme, w.base, w.candidates[:WARMUP_PER_WORLD]) for w in worlds]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from webworld.propose.chrome import DENSITY, FURNITURE_ROLES, counted_actions
+from webworld.propose.chrome import DENSITY, counted_actions
 from webworld.propose.procedural import PROFILES, generate, profile_problems
 from webworld.spec.graph import explore_states
-from webworld.spec.models import WorldSpec
+from webworld.spec.models import FURNITURE_ROLES, WorldSpec
 from webworld.spec.semantics import Machine
 
 WORLDS = [("online bookstore", "medium", 0), ("flight booking", "easy", 3),
@@ -134,3 +134,13 @@ def test_older_versions_have_no_furniture() -> None:
         spec = generate("online bookstore", "medium", 0, version=version).spec
         assert not any(e.area for p in spec.pages for e in p.elements)
         assert not any(p.role in FURNITURE_ROLES for p in spec.pages)
+
+
+def test_the_world_graph_leaves_the_furniture_out() -> None:
+    from webworld.dashboard.graph import page_graph_dot
+
+    spec = _world("online bookstore", "medium", 0)
+    dot = page_graph_dot(spec)
+    assert '"p:detail"' in dot and '"p:results"' in dot
+    assert "site_help" not in dot and "spotlight" not in dot and "item_preview" not in dot
+    assert "policy_links" not in dot

@@ -1,6 +1,8 @@
 """A world's state machine as a picture: pages are nodes (success pages doubled, home in
 bold), actions are edges (navigations between pages, in-page actions as loops, Back / Home
-links dashed and left out of the layout's ranking). Graphviz's ``dot`` lays it out; every
+links dashed and left out of the layout's ranking). Site furniture (the links of a page's
+navigation bar, sidebar and footer, and the pages only they and display entries open) is
+left out: it goes everywhere and no task takes it. Graphviz's ``dot`` lays it out; every
 node and edge carries an id (``page-<id>``, ``act-<id>``) so the page can highlight a path."""
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from webworld.spec.models import Action, Page, WorldSpec
+from webworld.spec.models import FURNITURE_ROLES, Action, Page, WorldSpec
 
 DOT_TIMEOUT_S = 60.0
 LABEL_CHARS = 34
@@ -36,9 +38,14 @@ def page_graph_dot(spec: WorldSpec) -> str:
              'fontname="Helvetica", fontsize=11, margin="0.12,0.06"];',
              '  edge [fontname="Helvetica", fontsize=8, color="#7d8794", fontcolor="#4b5561", '
              'arrowsize=0.6];']
-    lines += [_node(spec, page) for page in spec.pages]
-    for page in spec.pages:
-        lines += [_edge(page, action) for action in page.actions]
+    pages = [p for p in spec.pages if p.role not in FURNITURE_ROLES]
+    drawn = {p.id for p in pages}
+    lines += [_node(spec, page) for page in pages]
+    for page in pages:
+        areas = {e.id for e in page.elements if e.area is not None}
+        lines += [_edge(page, action) for action in page.actions
+                  if action.trigger.element not in areas
+                  and (action.navigate is None or action.navigate in drawn)]
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -32,6 +32,7 @@ from webworld.propose.builder import SpecBuilder, effect, param, slug
 from webworld.spec.archetypes import Archetype
 from webworld.spec.graph import explore_states
 from webworld.spec.models import (
+    FURNITURE_ROLES,
     Action,
     Condition,
     ContentBlock,
@@ -44,8 +45,6 @@ from webworld.spec.models import (
 )
 from webworld.spec.semantics import Machine, empty_value, initial_value
 
-FURNITURE_ROLES = frozenset({"preview", "section"})
-"""Roles of the pages furniture and display entries lead to: outside the profile's count."""
 
 COMPANY_LINKS = ("About us", "Careers", "Press", "Contact us")
 POLICY_LINKS = ("Accessibility", "Privacy policy", "Terms of use", "Cookie settings", "Sitemap")

@@ -14,7 +14,6 @@ from webworld.propose.builder import SpecBuilder, slug
 from webworld.propose.chrome import (
     DENSITY,
     Browse,
-    FURNITURE_ROLES,
     counted_actions,
     counted_pages,
     furnish_site,
@@ -32,7 +31,7 @@ from webworld.propose.profiles import PROFILES, Profile
 from webworld.propose.versions import GENERATOR_VERSIONS, LATEST_GENERATOR
 from webworld.spec.archetypes import CATALOG_FLOWS, Archetype, Flow, match_archetype
 from webworld.spec.graph import StateGraph, explore_states
-from webworld.spec.models import Condition, Goal, Provenance, Task, WorldSpec
+from webworld.spec.models import FURNITURE_ROLES, Condition, Goal, Provenance, Task, WorldSpec
 from webworld.spec.validate import validate
 
 MAX_ATTEMPTS = 40

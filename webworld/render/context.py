@@ -177,10 +177,40 @@ class ThemeView(View):
     label: str = Field(description="the theme's display name")
     layout: Literal["topnav", "sidebar"] = Field(description="navigation across the top or "
                                                  "in a side column")
-    listing: Literal["cards", "table"] = Field(description="result lists as cards or a table "
-                                               "(pass it to w.element / w.region_listing)")
+    listing: Literal["cards", "table"] = Field(description="result lists as cards or a table: "
+                                               "the theme's, or where the site has a layout of "
+                                               "its own its results as cards or a table "
+                                               "(layout.listing tells list rows apart too)")
     mode: Literal["light", "dark"] = Field(description="light or dark colours")
     density: Literal["dense", "airy"] = Field(description="spacing")
+
+
+class LayoutView(View):
+    """How the site arranges its pages (never what they hold): chosen per world, like the
+    theme. Pass `listing` to the result-list macros and the view itself to region macros
+    that take it; the layout itself already follows `nav` and `sidebar`."""
+
+    name: str = Field(description="'classic' (the theme's arrangement, as sites had before "
+                      "layouts), or the choices joined, e.g. 'list-left-mega-accordion-right'")
+    results: Literal["grid", "list", "table"] = Field(description="result lists as a grid of "
+                                                      "cards, full-width rows (thumbnail left, "
+                                                      "text right) or a table")
+    listing: Literal["cards", "list", "table"] = Field(description="the `listing` argument of "
+                                                       "w.element / w.region_listing / w.blocks "
+                                                       "for `results`")
+    filters: Literal["top", "left"] = Field(description="sort and filter controls (regions."
+                                            "toolbar) in a bar above the results, or in a "
+                                            "filter panel in a column left of them "
+                                            "(w.region_results does both)")
+    nav: Literal["bar", "mega"] = Field(description="the header's link groups (regions.header) "
+                                        "inline in the header, or as an always-open mega-menu "
+                                        "panel under it, one titled column per group")
+    sections: Literal["tabs", "accordion"] = Field(description="tab strips as tabs, or as an "
+                                                   "accordion of disclosure buttons with the "
+                                                   "selected one's panel under it (pass it to "
+                                                   "w.region_tabs / w.tabs)")
+    sidebar: Literal["left", "right"] = Field(description="the side of the main column the "
+                                              "site sidebar (regions.sidebar) is on")
 
 
 class PageView(View):
@@ -302,13 +332,16 @@ class PageContext(View):
 
     site: SiteView = Field(description="the site (brand, footer)")
     theme: ThemeView = Field(description="the look")
+    layout: LayoutView = Field(description="the arrangement of the page's parts")
     page: PageView = Field(description="this page")
     base: str = Field(description="the URL prefix the site is mounted under")
     transition: Literal["navigate", "swap"] = Field(description="how site.js moves between "
                                                     "pages: load a page or swap in place")
     urls: Urls = Field(description="static files")
     body_class: str = Field(description="classes of <body> (theme, layout, listing, mode, "
-                            "density, role)")
+                            "density, role; and unless the layout is classic one per "
+                            "layout choice: results-list, filters-left, nav-mega, "
+                            "sections-accordion, sidebar-right, ...)")
     elements: dict[str, ElementView] = Field(description="element id -> view of every visible "
                                              "element, children included")
     regions: Regions = Field(description="views of the visible top-level elements by region")

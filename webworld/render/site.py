@@ -1,7 +1,7 @@
 """A site directory: the self-contained output of rendering one world.
 
 ```
-<site>/manifest.json          format, world_id, name, theme, spec, pages, generator
+<site>/manifest.json          format, world_id, name, theme, layout, spec, pages, generator
 <site>/spec.json              the spec (canonical JSON)
 <site>/templates/layout.html  page frame (header, nav, main, footer, overlays, forms)
 <site>/templates/widgets.html Jinja2 macros, one per widget kind
@@ -26,6 +26,7 @@ from typing import Any
 from webworld.errors import WebworldError
 from webworld.fsio import dumps_json, replace_dir, staging_dir
 from webworld.render import assets
+from webworld.render.layouts import Layout, choose_layout, classic_layout, layout_from_dict
 from webworld.render.plan import PagePlan, SitePlan
 from webworld.render.themes import THEMES, Theme, choose_theme
 from webworld.spec.io import load_spec, spec_to_json
@@ -45,6 +46,7 @@ class Site:
     manifest: dict[str, Any]
     spec: WorldSpec
     theme: Theme
+    layout: Layout
 
     @cached_property
     def plan(self) -> SitePlan:
@@ -70,9 +72,11 @@ class Site:
 
 _REGION_CALLS = {
     "search": "{{ w.region_search(regions.search) }}",
-    "tabs": "{{ w.region_tabs(regions.tabs, regions.tabpanel, content, theme.listing) }}",
+    "tabs": "{{ w.region_tabs(regions.tabs, regions.tabpanel, content, layout.listing, "
+            "layout.sections) }}",
     "toolbar": "{{ w.region_toolbar(regions.toolbar) }}",
-    "listing": "{{ w.region_listing(regions.listing, theme.listing) }}",
+    "results": "{{ w.region_results(regions.toolbar, regions.listing, layout) }}",
+    "listing": "{{ w.region_listing(regions.listing, layout.listing) }}",
     "form": "{{ w.region_form(form_groups, alert, summary if summary_in_form else none) }}",
     "actions": "{{ w.region_actions(regions.actions) }}",
     "back": "{{ w.region_actions(regions.back) }}",
@@ -87,7 +91,8 @@ _BODY_ORDER = ("search", "tabs", "toolbar", "listing", "form", "actions", "back"
 
 def page_template(plan: PagePlan, *, home: bool = False) -> str:
     """One page's template: a head that fits the page (home hero, success confirmation,
-    or title with breadcrumbs), then every other region the page has, in a fixed order."""
+    or title with breadcrumbs), then every other region the page has, in a fixed order.
+    The template does not depend on the site's layout: the calls pass ``layout`` on."""
     page = plan.page
     has = {name for name, ids in plan.regions.items() if ids}
     if page.terminal:
@@ -102,11 +107,14 @@ def page_template(plan: PagePlan, *, home: bool = False) -> str:
         done, content_shown = {"back", "actions"}, False
     body = []
     if not content_shown and "tabs" not in has:
-        body.append("{{ w.blocks(content, theme.listing) }}")
+        body.append("{{ w.blocks(content, layout.listing) }}")
+    refine = {"toolbar", "listing"} <= has  # filters and results: one call, for "left"
     for name in _BODY_ORDER:
         if name not in has or name in done or (name == "tabpanel" and "tabs" in has):
             continue
-        call = _REGION_CALLS[name]
+        if refine and name == "listing":
+            continue
+        call = _REGION_CALLS["results" if refine and name == "toolbar" else name]
         if name == "tabs" and content_shown:  # the content is already on the page
             call = call.replace("content,", "[],")
         body.append(call)
@@ -121,13 +129,21 @@ def page_template(plan: PagePlan, *, home: bool = False) -> str:
     ]) + "\n"
 
 
-def _site_files(spec: WorldSpec, theme: Theme) -> Iterator[tuple[str, str]]:
+def has_furniture(spec: WorldSpec) -> bool:
+    """Whether the spec has site furniture (elements with an ``area``)."""
+    return any(e.area is not None for p in spec.pages for e in p.elements)
+
+
+def _site_files(spec: WorldSpec, theme: Theme, layout: Layout) -> Iterator[tuple[str, str]]:
     """Every file of the site as (relative path, text), the manifest last."""
     plan = SitePlan(spec)
     yield "spec.json", spec_to_json(spec)
     yield "templates/layout.html", assets.LAYOUT_HTML
     yield "templates/widgets.html", assets.WIDGETS_HTML
-    yield "static/theme.css", assets.theme_css(theme)
+    # a classic site without furniture keeps the sheet (and so the ?v= hash its pages link)
+    # it had before furniture and layouts existed
+    frame = not layout.classic or has_furniture(spec)
+    yield "static/theme.css", assets.theme_css(theme, frame=frame)
     yield "static/site.js", assets.SITE_JS
     yield "static/favicon.svg", assets.favicon_svg(spec, theme)
     pages = {}
@@ -140,23 +156,29 @@ def _site_files(spec: WorldSpec, theme: Theme) -> Iterator[tuple[str, str]]:
         "world_id": spec.id,
         "name": spec.name,
         "theme": theme.name,
+        "layout": layout.as_dict(),
         "spec": "spec.json",
         "pages": pages,
         "transition": spec.transition,
         "generator": GENERATOR,
     }
+    if layout == classic_layout(theme):  # implied by its absence: older sites' manifest as was
+        del manifest["layout"]
     yield "manifest.json", dumps_json(manifest)
 
 
-def render_site(spec: WorldSpec, out_dir: Path, *, theme: str | None = None) -> Path:
+def render_site(spec: WorldSpec, out_dir: Path, *, theme: str | None = None,
+                layout: Layout | None = None) -> Path:
     """Write the site directory for ``spec`` at ``out_dir``, atomically: it is built in a
-    temporary directory next to it and renamed over the old one only when complete."""
+    temporary directory next to it and renamed over the old one only when complete.
+    ``layout`` forces one (else :func:`~webworld.render.layouts.choose_layout`)."""
     out_dir = Path(out_dir)
     name = theme or choose_theme(spec)
     if name not in THEMES:
         raise SiteError(f"unknown theme {name!r} (choose from {', '.join(sorted(THEMES))})")
+    chosen = layout or choose_layout(spec, THEMES[name])
     with staging_dir(out_dir) as tmp:
-        for rel, text in _site_files(spec, THEMES[name]):
+        for rel, text in _site_files(spec, THEMES[name], chosen):
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
@@ -199,6 +221,12 @@ def load_site(site_dir: Path) -> Site:
     if theme is None:
         raise SiteError(f"unknown theme {manifest['theme']!r} (known: "
                         f"{', '.join(sorted(THEMES))})", str(manifest_path))
+    layout = classic_layout(theme)  # a site written before layouts existed
+    if "layout" in manifest:
+        try:
+            layout = layout_from_dict(manifest["layout"])
+        except (TypeError, ValueError) as exc:
+            raise SiteError(f"field 'layout' is not a layout: {exc}", str(manifest_path)) from None
     spec = load_spec(root / manifest["spec"])  # SpecLoadError names the spec file
     missing = [p.id for p in spec.pages if p.id not in manifest["pages"]]
     if missing:
@@ -210,4 +238,4 @@ def load_site(site_dir: Path) -> Site:
     for rel in ("templates/layout.html", "static/theme.css", "static/site.js"):
         if not (root / rel).is_file():
             raise SiteError("missing file of the site", str(root / rel))
-    return Site(root=root, manifest=manifest, spec=spec, theme=theme)
+    return Site(root=root, manifest=manifest, spec=spec, theme=theme, layout=layout)

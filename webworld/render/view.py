@@ -32,6 +32,7 @@ from webworld.render.context import (
     HeroView,
     HiddenInput,
     ItemView,
+    LayoutView,
     Mirror,
     MonthView,
     OptionView,
@@ -55,6 +56,7 @@ from webworld.spec.models import Action, Element
 from webworld.spec.semantics import Machine, State
 
 if TYPE_CHECKING:
+    from webworld.render.layouts import Layout
     from webworld.render.site import Site
 
 FOOTER_YEAR = "2026"
@@ -158,7 +160,10 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
 
     item, summary = _chosen_item(site, machine, state, page.id, page.role)
 
-    theme = site.theme
+    theme, layout = site.theme, site.layout
+    # where a site has a layout of its own, its results decide how result lists show
+    listing = theme.listing if layout.classic else (
+        "table" if layout.results == "table" else "cards")
     trail = site.plan.trails.get(page.id, [page.id])
     titles = {p.id: p.title for p in spec.pages}
     crumbs = ["Home" if pid == spec.home else titles.get(pid, pid) for pid in trail]
@@ -177,7 +182,8 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
     return PageContext(
         site=_site_info(site),
         theme=ThemeView(name=theme.name, label=theme.label, layout=theme.layout,
-                        listing=theme.listing, mode=theme.mode, density=theme.density),
+                        listing=listing, mode=theme.mode, density=theme.density),
+        layout=_layout_view(layout),
         page=PageView(id=page.id, title=page.title, role=page.role, terminal=page.terminal,
                       heading=heading, doc_title=doc_title, crumbs=crumbs,
                       is_home=page.id == spec.home, about=_about(site, machine, state, page.id)),
@@ -188,8 +194,10 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
             for name, path in (("css", "theme.css"), ("js", "site.js"), ("icon", "favicon.svg"))
         }),
         body_class=" ".join([
-            f"theme-{theme.name}", f"layout-{theme.layout}", f"listing-{theme.listing}",
+            f"theme-{theme.name}", f"layout-{theme.layout}",
+            f"listing-{theme.listing if layout.classic else layout.listing}",
             f"mode-{theme.mode}", f"density-{theme.density}", f"role-{_css_word(page.role)}",
+            *layout.body_classes(),
         ]),
         elements=elements,
         regions=Regions(**regions),
@@ -206,6 +214,12 @@ def page_context(site: Site, machine: Machine, state: State, *, base: str,
         summary=summary,
         summary_in_form=bool(summary) and bool(groups),
     )
+
+
+def _layout_view(layout: Layout) -> LayoutView:
+    return LayoutView(name=layout.name, results=layout.results, listing=layout.listing,
+                      filters=layout.filters, nav=layout.nav, sections=layout.sections,
+                      sidebar=layout.sidebar)
 
 
 def _about(site: Site, machine: Machine, state: State, page_id: str) -> str:

@@ -40,6 +40,9 @@ ConditionOp = Literal["eq", "neq", "gt", "gte", "lt", "lte", "exists", "length_g
 EffectOp = Literal["set", "set_param", "inc", "clear", "append"]
 BlockKind = Literal["heading", "text", "cards", "table", "list", "form_note"]
 Area = Literal["header", "sidebar", "footer"]
+FURNITURE_ROLES = frozenset({"preview", "section"})
+"""Roles of the pages site furniture and display entries open (generator version 3): no task
+goes through them."""
 Identifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[a-z][a-z0-9_]*$")]
 
 

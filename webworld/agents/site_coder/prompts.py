@@ -26,15 +26,18 @@ SYSTEM = ("You are a front-end developer on a website generator. The site's data
 _MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\(([^)]*)\)")
 MACRO_NOTES = {
     "element": "renders ANY element view by its kind, with its children, putting data-ww-id "
-               "on the right node; the safe default for every element. Pass theme.listing "
-               "for result lists: w.element(v, theme.listing)",
+               "on the right node; the safe default for every element. Pass layout.listing "
+               "for result lists: w.element(v, layout.listing)",
     "button": "a button or link view (kind button, or link without options)",
     "text_input": "a labelled text field", "search_box": "a search field",
     "select": "a native <select>", "checkbox": "a labelled checkbox", "radio": "a radio group",
     "slider": "a range input", "date_picker": "a date field with its calendar popup",
-    "tabs": "a tab strip; a call macro: {% call w.tabs(v) %}panel content{% endcall %}",
+    "tabs": "a tab strip; a call macro: {% call w.tabs(v, layout.sections) %}panel "
+            "content{% endcall %} (an accordion when layout.sections is 'accordion')",
     "hover_menu": "a menu button with its items (the layout renders nav menus)",
-    "option_links": "a result list (a link view with options) as cards or a table",
+    "option_links": "a result list (a link view with options) as cards, list rows or a "
+                    "table (pass layout.listing)",
+    "site_sidebar": "the layout renders regions.sidebar; do not call",
     "overlay": "a modal / cookie banner / permission prompt (the layout renders these)",
     "region_overlays": "the layout renders the overlays; do not call",
     "region_nav": "the layout renders regions.nav; do not call",
@@ -44,7 +47,9 @@ MACRO_NOTES = {
     "region_tabs": "regions.tabs with regions.tabpanel and the content blocks inside the "
                    "first tab's panel",
     "region_toolbar": "regions.toolbar (sort / filter controls) in a toolbar",
-    "region_listing": "regions.listing as result sections (cards or table)",
+    "region_listing": "regions.listing as result sections (cards, list rows or table)",
+    "region_results": "regions.toolbar and regions.listing as layout.filters has them: the "
+                      "toolbar above the results, or a filter panel left of them",
     "region_form": "form_groups as form cards (shows the alert of a group with g.alert) and "
                    "an optional summary card",
     "region_actions": "a row of element views (regions.actions, regions.back, ...)",
@@ -244,6 +249,7 @@ Every field always exists: "" / false / [] / None mean "none". Views have no met
 # This page
 page: {json.dumps(first.page.model_dump(), ensure_ascii=False)}
 theme: {json.dumps(first.theme.model_dump(), ensure_ascii=False)}
+layout: {json.dumps(first.layout.model_dump(), ensure_ascii=False)}
 {look}
 Stylesheet classes you can use: {" ".join(css_classes())}
 

@@ -16,7 +16,9 @@ from webworld.spec.models import WorldSpec
 RANGE_THUMB_PX = 18
 
 
-def theme_css(theme: Theme) -> str:
+def theme_css(theme: Theme, *, frame: bool = True) -> str:
+    """The site's stylesheet: the theme's variables, then the base sheet; without ``frame``
+    the classic sheet only (sites without furniture in the classic layout keep its bytes)."""
     dark = theme.mode == "dark"
     variables = {
         "bg": theme.bg, "surface": theme.surface, "surface-alt": theme.surface_alt,
@@ -46,7 +48,7 @@ def theme_css(theme: Theme) -> str:
     lines += [f"  --{k}: {v};" for k, v in variables.items()]
     lines.append(f"  color-scheme: {theme.mode};")
     lines.append("}")
-    return "\n".join(lines) + "\n" + BASE_CSS
+    return "\n".join(lines) + "\n" + (BASE_CSS if frame else CLASSIC_CSS)
 
 
 def favicon_svg(spec: WorldSpec, theme: Theme) -> str:
@@ -60,7 +62,7 @@ def favicon_svg(spec: WorldSpec, theme: Theme) -> str:
     )
 
 
-BASE_CSS = r"""
+CLASSIC_CSS = r"""
 /* ---- base ------------------------------------------------------------------------- */
 *, *::before, *::after { box-sizing: border-box; }
 [hidden] { display: none !important; }
@@ -135,35 +137,6 @@ h1[tabindex="-1"]:focus, h1[tabindex="-1"]:focus-visible { outline: none; }
 .sidebar-trail li.is-current { font-weight: 700; opacity: 1; }
 .layout-sidebar .page-body { min-height: 100vh; }
 .layout-sidebar .site-main { max-width: 1080px; margin: 0; padding: var(--section) 40px; }
-
-/* ---- site furniture: section bar, sidebar, footer links ----------------------------- */
-.site-sections { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 18px; }
-.link-group-header { display: flex; align-items: center; gap: 4px 14px; flex-wrap: wrap; }
-.link-group-header .link-group-title { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
-.link-list { list-style: none; margin: 0; padding: 0; }
-.link-group-header .link-list { display: flex; flex-wrap: wrap; gap: 2px 14px; }
-.site-link {
-  font: inherit; color: inherit; background: none; border: 0; padding: 3px 0; cursor: pointer;
-  text-align: left; text-transform: var(--nav-case); letter-spacing: var(--nav-spacing);
-}
-.site-link:hover { text-decoration: underline; }
-.link-group-header .site-link { font-size: .9rem; font-weight: 600; }
-.link-group-title { font-weight: 700; text-transform: uppercase; font-size: .72rem; letter-spacing: .08em; margin: 0 0 6px; }
-.page-columns { flex: 1; display: flex; flex-direction: column; }
-.page-columns.has-sidebar {
-  display: grid; grid-template-columns: 230px minmax(0, 1fr); max-width: 1180px; width: 100%;
-  margin: 0 auto; gap: 8px;
-}
-.site-sidebar { padding: var(--section) 0 var(--section) 24px; display: flex; flex-direction: column; gap: 22px; font-size: .9rem; }
-.site-sidebar .site-link { color: var(--primary); }
-.footer-links {
-  max-width: 1180px; margin: 0 auto; padding: 8px 24px 12px; display: grid; gap: 18px;
-  grid-template-columns: repeat(auto-fit, minmax(160px, 1fr));
-}
-.footer-links .link-group-title { color: var(--text); }
-.layout-sidebar .site-sections { flex-direction: column; align-items: stretch; }
-.layout-sidebar .link-group-header, .layout-sidebar .link-group-header .link-list { flex-direction: column; align-items: flex-start; }
-.layout-sidebar .footer-links { max-width: 1080px; margin: 0; padding-left: 40px; }
 
 /* ---- buttons and links ------------------------------------------------------------- */
 .btn {
@@ -534,7 +507,122 @@ button.day:hover, button.day.is-selected { background: var(--primary); color: va
   .layout-sidebar .sidebar-note { display: none; }
   .hero { grid-template-columns: 1fr; padding: 28px 22px; }
   .hero-art { display: none; }
-  .footer-inner, .highlights, .item-head, .form-layout.has-summary, .page-columns.has-sidebar { grid-template-columns: 1fr; }
+  .footer-inner, .highlights, .item-head, .form-layout.has-summary { grid-template-columns: 1fr; }
   .cookie-banner { flex-direction: column; align-items: stretch; }
 }
 """
+
+
+FRAME_CSS = r"""
+/* ---- site furniture: section bar, sidebar, footer links ----------------------------- */
+.site-sections { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 18px; }
+.link-group-header { display: flex; align-items: center; gap: 4px 14px; flex-wrap: wrap; }
+.link-group-header .link-group-title { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+.link-list { list-style: none; margin: 0; padding: 0; }
+.link-group-header .link-list { display: flex; flex-wrap: wrap; gap: 2px 14px; }
+.site-link {
+  font: inherit; color: inherit; background: none; border: 0; padding: 3px 0; cursor: pointer;
+  text-align: left; text-transform: var(--nav-case); letter-spacing: var(--nav-spacing);
+}
+.site-link:hover { text-decoration: underline; }
+.link-group-header .site-link { font-size: .9rem; font-weight: 600; }
+.link-group-title { font-weight: 700; text-transform: uppercase; font-size: .72rem; letter-spacing: .08em; margin: 0 0 6px; }
+.page-columns { flex: 1; display: flex; flex-direction: column; }
+.page-columns.has-sidebar {
+  display: grid; grid-template-columns: 230px minmax(0, 1fr); max-width: 1180px; width: 100%;
+  margin: 0 auto; gap: 8px;
+}
+.site-sidebar { padding: var(--section) 0 var(--section) 24px; display: flex; flex-direction: column; gap: 22px; font-size: .9rem; }
+.site-sidebar .site-link { color: var(--primary); }
+.footer-links {
+  max-width: 1180px; margin: 0 auto; padding: 8px 24px 12px; display: grid; gap: 18px;
+  grid-template-columns: repeat(auto-fit, minmax(160px, 1fr));
+}
+.footer-links .link-group-title { color: var(--text); }
+.layout-sidebar .site-sections { flex-direction: column; align-items: stretch; }
+.layout-sidebar .link-group-header, .layout-sidebar .link-group-header .link-list { flex-direction: column; align-items: flex-start; }
+.layout-sidebar .footer-links { max-width: 1080px; margin: 0; padding-left: 40px; }
+
+/* ---- layouts: results as rows ------------------------------------------------------ */
+.result-rows { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: calc(var(--gap) * .75); }
+.result-row { display: grid; grid-template-columns: 170px minmax(0, 1fr); overflow: hidden; }
+.result-row .row-thumb { aspect-ratio: auto; height: 100%; min-height: 108px; font-size: 2rem; }
+.density-dense .result-row { grid-template-columns: 132px minmax(0, 1fr); }
+.density-dense .result-row .row-thumb { aspect-ratio: auto; min-height: 84px; font-size: 1.5rem; }
+.row-body { padding: calc(var(--pad) * .8) var(--pad); display: flex; flex-direction: column; gap: 4px; min-width: 0; }
+.row-body .facts { margin: 6px 0 0; gap: 4px 22px; padding-top: 0; }
+.row-body .fact { flex-direction: row; align-items: baseline; gap: 6px; }
+.row-body .fact-price { margin-left: auto; }
+
+/* ---- layouts: filters in a panel left of the results ------------------------------- */
+.refine-layout { display: grid; grid-template-columns: 236px minmax(0, 1fr); gap: calc(var(--gap) * 1.4); align-items: start; margin-bottom: var(--section); }
+.filter-panel {
+  padding: var(--pad); background: var(--surface); border: 1px solid var(--border);
+  border-radius: var(--radius-lg); box-shadow: var(--shadow);
+}
+.filter-title {
+  display: flex; align-items: center; gap: 8px; font-size: 1rem; margin: 0 0 14px; padding-bottom: 10px;
+  border-bottom: 1px solid var(--border);
+}
+.filter-fields { display: flex; flex-direction: column; gap: var(--gap); }
+.filter-fields .select-wrap { min-width: 0; }
+.refine-results { min-width: 0; }
+.refine-results > .results:last-child { margin-bottom: 0; }
+.refine-results .listing-table { overflow-x: auto; }  /* a wide table scrolls, never overlaps */
+/* a side-column theme has no room for four columns: there the site sidebar of a page with a
+   filter panel goes under the results, its groups side by side */
+.layout-sidebar.filters-left .page-columns.has-sidebar:has(.refine-layout) { grid-template-columns: minmax(0, 1fr); }
+.layout-sidebar.filters-left .page-columns.has-sidebar:has(.refine-layout) .site-sidebar {
+  order: 2; flex-direction: row; flex-wrap: wrap; gap: 22px 56px; padding: 0 40px var(--section);
+}
+
+/* ---- layouts: the header's link groups as an open mega-menu ------------------------ */
+.mega-menu { position: relative; z-index: 10; background: var(--surface); color: var(--text); border-bottom: 1px solid var(--border); box-shadow: var(--shadow); }
+.mega-inner {
+  max-width: 1180px; margin: 0 auto; padding: 18px 24px 20px; display: grid; gap: 16px 36px;
+  grid-template-columns: repeat(auto-fill, minmax(180px, 1fr));
+}
+.layout-sidebar .mega-inner { max-width: 1080px; margin: 0; padding: 18px 40px 20px; }
+.mega-menu .link-group-header { display: block; }
+.mega-menu .link-group:has(li:nth-child(7)) { grid-column: span 2; }
+.mega-menu .link-group-header .link-group-title {
+  position: static; width: auto; height: auto; overflow: visible; clip: auto; color: var(--muted);
+  margin: 0 0 8px; padding-bottom: 6px; border-bottom: 2px solid var(--primary);
+}
+.mega-menu .link-group-header .link-list { display: block; }
+.mega-menu .link-group:has(li:nth-child(7)) .link-list { columns: 2; column-gap: 36px; }
+.mega-menu .link-group-header .site-link { display: block; font-weight: 500; padding: 4px 0; }
+.mega-menu .link-group-header .site-link:hover { color: var(--primary); }
+
+/* ---- layouts: sections as an accordion --------------------------------------------- */
+.accordion { margin-bottom: var(--section); background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius-lg); }
+.accordion-item + .accordion-item { border-top: 1px solid var(--border); }
+.accordion-heading { margin: 0; font-size: 1rem; }
+.accordion-toggle {
+  display: flex; width: 100%; align-items: center; justify-content: space-between; gap: 12px;
+  padding: 14px 18px; font: inherit; font-weight: 600; color: var(--text); background: none; border: 0;
+  border-radius: var(--radius-lg); cursor: pointer; text-align: left;
+}
+.accordion-toggle:hover { background: var(--surface-alt); }
+.accordion-toggle .icon { transform: rotate(-90deg); color: var(--muted); }
+.accordion-toggle[aria-expanded="true"] { color: var(--primary); border-radius: var(--radius-lg) var(--radius-lg) 0 0; }
+.mode-dark .accordion-toggle[aria-expanded="true"] { color: var(--accent); }
+.accordion-toggle[aria-expanded="true"] .icon { transform: none; color: inherit; }
+.accordion-panel { padding: 4px 18px var(--pad); }
+.accordion-panel > :last-child { margin-bottom: 0; }
+.accordion-panel .spec-card { box-shadow: none; }
+
+/* ---- layouts: the site sidebar right of the main column ---------------------------- */
+.sidebar-right .page-columns.has-sidebar { grid-template-columns: minmax(0, 1fr) 230px; }
+.sidebar-right .site-sidebar { padding: var(--section) 24px var(--section) 0; }
+
+@media (max-width: 820px) {
+  .page-columns.has-sidebar, .sidebar-right .page-columns.has-sidebar, .refine-layout { grid-template-columns: 1fr; }
+  .result-row, .density-dense .result-row { grid-template-columns: 110px minmax(0, 1fr); }
+  .mega-menu .link-group:has(li:nth-child(7)) { grid-column: auto; }
+}
+"""
+
+BASE_CSS = CLASSIC_CSS + FRAME_CSS
+"""The whole base sheet: :data:`CLASSIC_CSS` (the sheet of sites before furniture and layouts,
+kept byte for byte) and :data:`FRAME_CSS` (site furniture and the layouts' rules)."""

@@ -37,7 +37,7 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
         {% endfor %}
       </ol>
     </div>
-    {% if regions.header %}
+    {% if regions.header and layout.nav != "mega" %}
     <nav class="site-sections" aria-label="Sections">
       {% for v in regions.header %}{{ w.element(v) }}{% endfor %}
     </nav>
@@ -45,16 +45,24 @@ LAYOUT_HTML = r"""<!DOCTYPE html>
   </div>
 </header>
 <div class="page-body">
-<div class="page-columns{% if regions.sidebar %} has-sidebar{% endif %}">
+{% if regions.header and layout.nav == "mega" %}
+<nav class="mega-menu" aria-label="Sections">
+  <div class="mega-inner">
+    {% for v in regions.header %}{{ w.element(v) }}{% endfor %}
+  </div>
+</nav>
+{% endif %}
 {% if regions.sidebar %}
-<aside class="site-sidebar" aria-label="More from {{ site.name }}">
-  {% for v in regions.sidebar %}{{ w.element(v) }}{% endfor %}
-</aside>
+<div class="page-columns has-sidebar">
+{% if layout.sidebar != "right" %}{{ w.site_sidebar(site, regions.sidebar) }}{% endif %}
 {% endif %}
 <main id="main" class="site-main">
 {% block main %}{% endblock %}
 </main>
+{% if regions.sidebar %}
+{% if layout.sidebar == "right" %}{{ w.site_sidebar(site, regions.sidebar) }}{% endif %}
 </div>
+{% endif %}
 <footer class="site-footer">
   <div class="footer-inner">
     <div class="footer-brand">
@@ -278,7 +286,25 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
 </div>
 {% endmacro %}
 
-{% macro tabs(el) %}
+{#- sections="accordion": the same options as stacked disclosure buttons, the selected
+    one's panel (the caller's content) right under it -#}
+{% macro tabs(el, sections="tabs") %}
+{% if sections == "accordion" %}
+<div class="accordion" role="group" aria-label="{{ el.label }}" data-ww-id="{{ el.id }}">
+  {% for o in el.options %}
+  <div class="accordion-item{% if o.selected %} is-open{% endif %}">
+    <h2 class="accordion-heading"><button id="{{ o.dom_id }}" class="accordion-toggle{% if o.selected %} is-active{% endif %}" aria-expanded="{{ 'true' if o.selected else 'false' }}"{% if o.selected %} aria-controls="{{ el.dom_id }}-panel"{% endif %} data-ww-value="{{ o.value }}" {{ choice_attrs(o) }}><span>{{ o.label }}</span>{{ icon("chevron") }}</button></h2>
+    {% if o.selected %}
+    <div class="accordion-panel" role="region" id="{{ el.dom_id }}-panel" aria-labelledby="{{ o.dom_id }}">
+      {{ caller() }}
+      {% for c in el.children %}{{ element(c) }}{% endfor %}
+    </div>
+    {% endif %}
+  </div>
+  {% endfor %}
+  {{ hidden_inputs(el) }}
+</div>
+{% else %}
 {% set active = el.options|selectattr("selected")|first %}
 <div class="tabs">
   <div class="tablist" role="tablist" aria-label="{{ el.label }}" data-ww-id="{{ el.id }}">
@@ -292,6 +318,7 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
     {% for c in el.children %}{{ element(c) }}{% endfor %}
   </div>
 </div>
+{% endif %}
 {% endmacro %}
 
 {% macro hover_menu(el) %}
@@ -325,6 +352,22 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
   </table>
   {{ hidden_inputs(el) }}
 </div>
+{% elif listing == "list" %}
+<div class="listing listing-list" data-ww-id="{{ el.id }}">
+  <ul class="result-rows">
+  {% for o in el.options %}
+    <li class="card result-row">
+      <div class="thumb thumb-{{ o.thumb }} row-thumb" aria-hidden="true"><span>{{ o.label[:1] }}</span></div>
+      <div class="row-body">
+        <h3 class="card-title"><button class="title-link" data-ww-value="{{ o.value }}" {{ choice_attrs(o) }}>{{ o.label }}</button></h3>
+        {% if o.subtitle %}<p class="card-sub">{{ o.subtitle }}</p>{% endif %}
+        {{ facts(o.fields) }}
+      </div>
+    </li>
+  {% endfor %}
+  </ul>
+  {{ hidden_inputs(el) }}
+</div>
 {% else %}
 <div class="listing listing-cards" data-ww-id="{{ el.id }}">
   <ul class="card-grid">
@@ -355,6 +398,13 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
   </ul>
   {{ hidden_inputs(el) }}
 </div>
+{% endmacro %}
+
+{#- the site sidebar beside the main column (the layout puts it left or right) -#}
+{% macro site_sidebar(site, views) %}
+<aside class="site-sidebar" aria-label="More from {{ site.name }}">
+  {% for v in views %}{{ element(v) }}{% endfor %}
+</aside>
 {% endmacro %}
 
 {% macro element(el, listing="cards") %}
@@ -525,19 +575,19 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
 <div class="search-region">{% for v in views %}{{ element(v) }}{% endfor %}</div>
 {% endmacro %}
 
-{% macro region_tabs(tab_views, panel_views, content, listing) %}
+{% macro region_tabs(tab_views, panel_views, content, listing, sections="tabs") %}
 {% if not tab_views %}
 {{ blocks(content, listing) }}
 {% if panel_views %}<div class="action-row">{% for v in panel_views %}{{ element(v) }}{% endfor %}</div>{% endif %}
 {% endif %}
 {% for t in tab_views %}
   {% if loop.first %}
-  {% call tabs(t) %}
+  {% call tabs(t, sections) %}
     {{ blocks(content, listing) }}
     {% if panel_views %}<div class="action-row">{% for v in panel_views %}{{ element(v) }}{% endfor %}</div>{% endif %}
   {% endcall %}
   {% else %}
-  {% call tabs(t) %}<p class="muted">Choose a section to see more about this page.</p>{% endcall %}
+  {% call tabs(t, sections) %}<p class="muted">Choose a section to see more about this page.</p>{% endcall %}
   {% endif %}
 {% endfor %}
 {% endmacro %}
@@ -559,6 +609,27 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
   {{ option_links(v, listing) }}
 </section>
 {% endfor %}
+{% endmacro %}
+
+{#- regions.toolbar and regions.listing as the layout has them: the toolbar above the
+    results (filters "top"), or a filter panel in a column left of them ("left") -#}
+{% macro region_results(toolbar, listing, layout) %}
+{% if layout.filters == "left" and toolbar %}
+<div class="refine-layout">
+<aside class="filter-panel" aria-labelledby="filter-panel-title">
+  <h2 class="filter-title" id="filter-panel-title">{{ icon("filter") }}<span>Filter results</span></h2>
+  <div class="filter-fields" role="group" aria-label="Sort and filter">
+  {% for v in toolbar %}{{ element(v) }}{% endfor %}
+  </div>
+</aside>
+<div class="refine-results">
+{{ region_listing(listing, layout.listing) }}
+</div>
+</div>
+{% else %}
+{{ region_toolbar(toolbar) }}
+{{ region_listing(listing, layout.listing) }}
+{%- endif %}
 {% endmacro %}
 
 {% macro region_form(groups, alert, summary) %}
@@ -637,6 +708,22 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
     <li class="card item-card">
       <div class="thumb thumb-{{ it.thumb }}" aria-hidden="true"><span>{{ it.title[:1] }}</span></div>
       <div class="card-body">
+        <h3 class="card-title">{{ it.title }}</h3>
+        {% if it.subtitle %}<p class="card-sub">{{ it.subtitle }}</p>{% endif %}
+        {{ facts(it.fields) }}
+      </div>
+    </li>
+  {% endfor %}
+  </ul>
+</section>
+{% elif b.kind == "cards" and listing == "list" %}
+<section class="text-block">
+  {% if b.title %}<h2>{{ b.title }}</h2>{% endif %}
+  <ul class="result-rows">
+  {% for it in b.entries %}
+    <li class="card result-row">
+      <div class="thumb thumb-{{ it.thumb }} row-thumb" aria-hidden="true"><span>{{ it.title[:1] }}</span></div>
+      <div class="row-body">
         <h3 class="card-title">{{ it.title }}</h3>
         {% if it.subtitle %}<p class="card-sub">{{ it.subtitle }}</p>{% endif %}
         {{ facts(it.fields) }}
