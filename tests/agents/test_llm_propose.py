@@ -242,7 +242,7 @@ def test_critic_findings_with_bad_paths_are_dropped(scripted) -> None:
         ("llm-odd-label", "warning", "$.pages[0].title"),
     ]
     outline = user_text(script.requests[0])
-    assert "$.tasks[0].intents[1]" in outline and "$.pages[4] page review_review_published" \
+    assert "$.tasks[0].intents[1]" in outline and f"$.pages[4] page {spec.pages[4].id}" \
         in outline
 
 

@@ -123,7 +123,7 @@ def test_bad_input_is_one_clear_line(lab: Built, tmp_path: Path) -> None:
     for args, message in [
         (["--policy", "smart", "--suite", str(lab.root)], "unknown policy 'smart'"),
         (["--suite", str(lab.root)], "--policy is required"),
-        (["--policy", "random", "--suite", str(tmp_path / "none")], "a suite is heldout, miniwob"),
+        (["--policy", "random", "--suite", str(tmp_path / "none")], "a suite is heldout, heldout-dense, miniwob"),
         (["--policy", "random", "--suite", "miniwob:click-buttn"], "no MiniWoB++ task"),
         (["--policy", "oracle", "--suite", "miniwob:click-button"], "no MiniWoB++ solutions"),
         (["--policy", "hf:/no/such/model", "--suite", str(lab.root)], "no model folder"),

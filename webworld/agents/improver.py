@@ -44,7 +44,7 @@ from webworld.propose.procedural import (
 from webworld.propose.profiles import Profile
 from webworld.spec.graph import DEFAULT_STATE_BUDGET
 from webworld.spec.io import parse_spec
-from webworld.spec.models import WorldSpec
+from webworld.spec.models import FURNITURE_ROLES, WorldSpec
 from webworld.spec.validate import Finding, HasFindings, Report
 
 STAGE = "improve"
@@ -203,9 +203,12 @@ def _distance(value: int | None, bounds: tuple[int, int], missing: int) -> int:
 
 def profile_distance(spec: WorldSpec, prof: Profile) -> int:
     """How far the spec is outside the profile's ranges (0 when it fits)."""
-    d = _distance(len(spec.pages), prof.pages, 0)
-    d += sum(_distance(len(p.actions), prof.actions_per_page, 0)
-             for p in spec.pages if not p.terminal)
+    from webworld.propose.chrome import counted_actions, counted_pages
+
+    furniture = {p.id for p in spec.pages if p.role in FURNITURE_ROLES}
+    d = _distance(counted_pages(spec), prof.pages, 0)  # site furniture is not counted
+    d += sum(_distance(counted_actions(p, furniture), prof.actions_per_page, 0)
+             for p in spec.pages if not p.terminal and p.id not in furniture)
     d += abs(len(spec.terminals) - prof.terminals)
     paths = shortest_paths_to_terminals(spec).values()
     d += sum(_distance(n, prof.path_length, prof.path_length[1]) for n in paths)
