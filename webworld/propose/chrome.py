@@ -122,20 +122,18 @@ def paged_results(b: SpecBuilder, rng: random.Random, fake: Faker, arch: Archety
             shown = shown_for + [Condition(var=page_var, op="eq", value=n + 1)]
             links = b.element(results, "link", f"Open {noun}", base=f"results{suffix}_p{n + 1}",
                               options=chunk, visible_when=shown)
-            hits = [i for i in chunk if i in targets]
-            if hits:
-                b.action(results, f"open_item{suffix}", f"Open {patterns.article(noun)}",
-                         [GuiStep(op="click", element=links, value="{item}")],
-                         params=[param("item", hits, noun.capitalize())], guards=shown,
-                         effects=[effect("set_param", item_var, param_name="item")],
-                         navigate=detail)
-            rest = [i for i in chunk if i not in targets]
-            if rest:
-                b.action(results, f"preview{suffix}_p{n + 1}", f"Preview {patterns.article(noun)}",
-                         [GuiStep(op="click", element=links, value="{item}")],
-                         params=[param("item", rest, noun.capitalize())], guards=shown,
-                         effects=[effect("set_param", preview_var, param_name="item")],
-                         navigate=preview)
+            # one list, two actions: the task's entries open the detail, the others a preview
+            for verb, base, chosen, var, target in (
+                    ("Open", f"open_item{suffix}", [i for i in chunk if i in targets], item_var,
+                     detail),
+                    ("Preview", f"preview{suffix}_p{n + 1}",
+                     [i for i in chunk if i not in targets], preview_var, preview)):
+                if chosen:
+                    b.action(results, base, f"{verb} {patterns.article(noun)}",
+                             [GuiStep(op="click", element=links, value="{item}")],
+                             params=[param("item", chosen, noun.capitalize())], guards=shown,
+                             effects=[effect("set_param", var, param_name="item")],
+                             navigate=target)
             b.content(results, content.catalog_cards(rng, arch, chunk, fake, key))
     b.own(detail, item_var)
     return item_var

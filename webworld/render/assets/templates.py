@@ -700,30 +700,15 @@ WIDGETS_HTML = r"""{#- Widgets: one macro per element kind, plus page regions. E
   {% for r in b.rows %}<tr><th scope="row">{{ r[0] }}</th><td>{{ r[1] }}</td></tr>{% endfor %}
   </tbody></table>
 </section>
-{% elif b.kind == "cards" and listing == "cards" %}
+{% elif b.kind == "cards" and listing in ("cards", "list") %}
+{%- set rows = listing == "list" %}
 <section class="text-block">
   {% if b.title %}<h2>{{ b.title }}</h2>{% endif %}
-  <ul class="card-grid">
+  <ul class="{{ 'result-rows' if rows else 'card-grid' }}">
   {% for it in b.entries %}
-    <li class="card item-card">
-      <div class="thumb thumb-{{ it.thumb }}" aria-hidden="true"><span>{{ it.title[:1] }}</span></div>
-      <div class="card-body">
-        <h3 class="card-title">{{ it.title }}</h3>
-        {% if it.subtitle %}<p class="card-sub">{{ it.subtitle }}</p>{% endif %}
-        {{ facts(it.fields) }}
-      </div>
-    </li>
-  {% endfor %}
-  </ul>
-</section>
-{% elif b.kind == "cards" and listing == "list" %}
-<section class="text-block">
-  {% if b.title %}<h2>{{ b.title }}</h2>{% endif %}
-  <ul class="result-rows">
-  {% for it in b.entries %}
-    <li class="card result-row">
-      <div class="thumb thumb-{{ it.thumb }} row-thumb" aria-hidden="true"><span>{{ it.title[:1] }}</span></div>
-      <div class="row-body">
+    <li class="card {{ 'result-row' if rows else 'item-card' }}">
+      <div class="thumb thumb-{{ it.thumb }}{{ ' row-thumb' if rows else '' }}" aria-hidden="true"><span>{{ it.title[:1] }}</span></div>
+      <div class="{{ 'row-body' if rows else 'card-body' }}">
         <h3 class="card-title">{{ it.title }}</h3>
         {% if it.subtitle %}<p class="card-sub">{{ it.subtitle }}</p>{% endif %}
         {{ facts(it.fields) }}
