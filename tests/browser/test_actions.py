@@ -17,7 +17,9 @@ from webworld.browser.actions import (
     parse_call,
     parse_reply,
     read_reply,
+    resolve_target,
 )
+from webworld.browser.observe import named_form
 
 ACTIONS = ["click('12')", "fill('7', 'tea')", "press('7', 'Enter')",
            "select_option('9', 'Paperback')", "hover('3')", "check('4')", "uncheck('4')",
@@ -131,3 +133,39 @@ def test_rules_refuse_with_a_named_reason(action: str, node, code: str, words: s
 ])
 def test_rules_allow(action: str, node) -> None:
     check_action(parse_action(action), node)
+
+
+@pytest.mark.parametrize("text, role, label, arg", [
+    ('click(button "Add to cart")', "button", "Add to cart", None),
+    ("fill(textbox \"Email\", 'a@b.c')", "textbox", "Email", "a@b.c"),
+    ('click(link "Say \\"hi\\"")', "link", 'Say "hi"', None),
+])
+def test_an_element_named_by_role_and_name(text: str, role: str, label: str, arg) -> None:
+    action = parse_action(text)
+    assert (action.bid, action.role, action.label, action.arg) == ("", role, label, arg)
+    assert parse_action(str(action)) == action
+
+
+NODES = [{"bid": "1", "role": "button", "name": "Add to cart"},
+         {"bid": "2", "role": "link", "name": "Home"}, {"bid": "3", "role": "link", "name": "Home"}]
+
+
+def test_a_named_element_resolves_to_its_one_id() -> None:
+    assert str(resolve_target(parse_action('click(button "Add  to cart")'), NODES)) == "click('1')"
+    assert resolve_target(parse_action("click('2')"), NODES) == parse_action("click('2')")
+
+
+@pytest.mark.parametrize("text, code, words", [
+    ('click(link "Home")', "ambiguous", "ids '2', '3'"),
+    ('click(button "Home")', "no_match", 'no element button "Home"'),
+])
+def test_a_name_that_matches_none_or_several_is_refused(text: str, code: str, words: str) -> None:
+    with pytest.raises(ActionRefused) as caught:
+        resolve_target(parse_action(text), NODES)
+    assert caught.value.code == code and words in str(caught.value)
+
+
+def test_a_named_form_where_the_page_has_one_such_element() -> None:
+    page = "[1] button 'Add to cart'\n[2] link 'Home'\n[3] link 'Home'"
+    assert named_form("click('1')", page) == 'click(button "Add to cart")'
+    assert named_form("click('2')", page) == "click('2')"

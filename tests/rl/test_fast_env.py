@@ -20,19 +20,22 @@ from webworld.rl.tasks import load_worlds
 
 
 def parity(built: Built, random_episodes: int, observation: str = "full",
-           reward: str = "success") -> None:
+           reward: str = "success", named_rate: float = 0.0) -> int:
+    """Assert the live and fast envs agree; the number of steps that acted by role and name."""
     worlds = built.worlds()
     settings = {"observation": observation, "max_steps": 40, "reward": reward}  # long walks
     live = LiveEnv(worlds, split=None, **settings)
     fast = FastEnv(worlds, split=None, build=False, **settings)
     try:
-        report = compare(live, fast, worlds.instances(), random_episodes=random_episodes, seed=3)
+        report = compare(live, fast, worlds.instances(), random_episodes=random_episodes, seed=3,
+                         named_rate=named_rate)
     finally:
         live.close()
     assert report.ok, "\n".join(map(str, report.mismatches[:3] + report.oracle_failures[:3]))
     trajectories = sum(len(i.oracle) for i in worlds.instances())
     assert report.episodes == trajectories + random_episodes
     assert report.steps > 10 * random_episodes
+    return report.named_steps
 
 
 @pytest.mark.parametrize("random_episodes", [10, pytest.param(80, marks=pytest.mark.slow)])
@@ -41,6 +44,12 @@ def test_same_bytes_as_the_live_env_on_every_widget(lab: Built, random_episodes:
     the flows: tabs and calendar days that pick, a mirrored field, a typed date sent with
     Enter, hover and click menus, a slider, a checkbox, a blocking dialog."""
     parity(lab, random_episodes=random_episodes)
+
+
+def test_actions_by_role_and_name_act_the_same_in_both_envs(lab: Built) -> None:
+    """Half the actions name their element (``click(button "Pay")``) where the page has one
+    such element: the verified paths still succeed, and both envs give the same bytes."""
+    assert parity(lab, random_episodes=4, named_rate=0.5) > 10
 
 
 def test_same_bytes_and_progress_rewards_as_the_live_env_on_a_shipped_world(flight: Built

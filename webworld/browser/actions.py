@@ -2,6 +2,13 @@
 
     click('12')  fill('7', 'tea')  press('7', 'Enter')  select_option('5', 'Paperback')
     hover('3')  check('9')  uncheck('9')  drag('4', '3')   # drag a slider to 3
+    click(button "Add to cart")  fill(textbox "Email", 'a@b.c')   # by role and name
+
+An element is named by its id or, as Playwright's ``get_by_role`` and the accessibility tree
+name it, by its role and accessible name: a bare role word, then the name in double quotes
+(the observation prints ``[12] button 'Add to cart'``; the double quotes tell the name from
+the id form's single-quoted arguments). :func:`resolve_target` finds the one element of the
+observation with that role and name, the same way for the live and the fast environment.
 
 Everything that reads or judges an action lives here, with no browser import, so the
 dataset export, the prompt format, the live environment (a real page) and the fast
@@ -45,6 +52,7 @@ _ARG = re.compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(-?\d+))\s*(
 _ACTION_LINE = re.compile(r"^\s*[*_`>#-]*\s*action\s*[*_`]*\s*:\s*(.*?)\s*$",
                           re.IGNORECASE | re.MULTILINE)
 _BARE_CALL = re.compile(r"\b(" + "|".join(ACTION_ARITY) + r")\s*\(.*\)", re.MULTILINE)
+_NAMED = re.compile(r'\s*([a-z]+)\s+"((?:[^"\\]|\\.)*)"\s*(?:,|$)', re.S)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -54,23 +62,35 @@ class ActionSyntaxError(WebworldError):
 
 @dataclass(frozen=True)
 class BrowserAction:
-    """A parsed action: ``fill('7', 'tea')`` is ``BrowserAction("fill", "7", "tea")``."""
+    """A parsed action: ``fill('7', 'tea')`` is ``BrowserAction("fill", "7", "tea")``;
+    ``click(button "Pay")`` is ``BrowserAction("click", "", role="button", label="Pay")``
+    until :func:`resolve_target` gives it the id."""
 
     name: str
     bid: str
     arg: str | None = None
+    role: str | None = None   # a named target: the element's role and accessible name
+    label: str | None = None
 
     @property
     def args(self) -> tuple[str, ...]:
         return (self.bid,) if self.arg is None else (self.bid, self.arg)
 
     def __str__(self) -> str:
+        if self.role is not None and not self.bid:
+            return format_named(self.name, self.role, self.label or "", self.arg)
         return format_action(self.name, *self.args)
 
 
 def format_action(name: str, *args: str) -> str:
     """The canonical text of an action: ``fill('7', 'it\\'s')`` (single quotes, backslash escapes)."""
     return f"{name}({', '.join(_quote(a) for a in args)})"
+
+
+def format_named(name: str, role: str, label: str, arg: str | None = None) -> str:
+    """The canonical text of a named action: ``fill(textbox "Email", 'a@b.c')``."""
+    target = f'{role} "' + str(label).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{name}({target}" + ("" if arg is None else f", {_quote(arg)}") + ")"
 
 
 def _quote(text: str) -> str:
@@ -100,6 +120,11 @@ def parse_action(text: str) -> BrowserAction:
         raise ActionSyntaxError(f"unknown action {name!r}; use one of {', '.join(ACTION_ARITY)}")
     args: list[str] = []
     pos = 0
+    named = _NAMED.match(rest)
+    if named:
+        role, label = named.group(1), _unescape(named.group(2))
+        args.append("")
+        pos = named.end()
     while pos < len(rest.rstrip()):
         arg = _ARG.match(rest, pos)
         if not arg or arg.end() == pos:
@@ -111,9 +136,14 @@ def parse_action(text: str) -> BrowserAction:
         pos = arg.end()
     if len(args) != ACTION_ARITY[name]:
         raise ActionSyntaxError(f"{name} takes {ACTION_ARITY[name]} argument(s), got {len(args)}")
+    arg = args[1] if len(args) > 1 else None
+    if named:
+        if not label.strip():
+            raise ActionSyntaxError(f"{name} names a {role} with an empty name; use its id")
+        return BrowserAction(name, "", arg, role=role, label=label)
     if not args[0].strip():
         raise ActionSyntaxError(f"{name} needs an element id, got an empty one")
-    return BrowserAction(name, args[0], args[1] if len(args) > 1 else None)
+    return BrowserAction(name, args[0], arg)
 
 
 def parse_call(text: str) -> BrowserAction | None:
@@ -177,6 +207,8 @@ ERROR_CODES: tuple[str, ...] = (
     "bad_value",     # an option, key, text or slider value the element does not take
     "covered",       # another element lies over it (an overlay, an open menu)
     "browser",       # the browser refused the action for another reason
+    "no_match",      # no element of the page has the role and name the action gives
+    "ambiguous",     # several elements have that role and name: an id is needed
     "navigation",    # the action's next page did not come (a load past its deadline, a
                      # swap the server never answered); the page shown is the one left
 )
@@ -186,6 +218,26 @@ def describe(node: dict[str, Any]) -> str:
     """``12 (button 'Pay')``: how an error names an element of the observation."""
     name = " ".join(str(node.get("name") or "").split())[:60]
     return f"{node['bid']} ({node['role']}" + (f" {_quote(name)})" if name else ")")
+
+
+def resolve_target(action: BrowserAction, nodes: list[dict[str, Any]]) -> BrowserAction:
+    """``action`` with the id of the one element of ``nodes`` (an observation's) that has its
+    role and accessible name; an action by id comes back as it is. Raises ActionRefused
+    (``no_match`` / ``ambiguous``) when none or several have them."""
+    if action.role is None or action.bid:
+        return action
+    label = " ".join(str(action.label).split())
+    hits = [n for n in nodes if n["role"] == action.role
+            and " ".join(str(n.get("name") or "").split()) == label]
+    target = f'{action.role} "{label}"'
+    if not hits:
+        raise ActionRefused("no_match", f"no element {target} on this page; use an id in "
+                                        "brackets or a role and name from the current page")
+    if len(hits) > 1:
+        ids = ", ".join(_quote(n["bid"]) for n in hits[:6])
+        raise ActionRefused("ambiguous", f"{len(hits)} elements are {target} (ids {ids}); "
+                                         "use the id of the one meant")
+    return BrowserAction(action.name, hits[0]["bid"], action.arg)
 
 
 def check_action(action: BrowserAction, node: dict[str, Any] | None) -> None:

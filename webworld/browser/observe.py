@@ -273,6 +273,24 @@ def parse_line(line: str) -> tuple[int, str | None, str, str | None, str]:
     return len(spaces) // 2, bid, role, name, rest
 
 
+def named_form(action: str, page_text: str) -> str:
+    """``action`` with its element named by role and accessible name
+    (``click(button "Pay")``) where exactly one element of ``page_text`` has them; as it is
+    otherwise (an id is then needed)."""
+    from webworld.browser.actions import format_named, parse_call
+
+    call = parse_call(action)
+    if call is None or not call.bid:
+        return action
+    lines = [parse_line(line) for line in page_text.splitlines()]
+    mine = next((ln for ln in lines if ln[1] == call.bid), None)
+    if mine is None or not (mine[3] or "").strip():
+        return action
+    twins = [ln for ln in lines if ln[1] is not None and ln[2] == mine[2]
+             and " ".join((ln[3] or "").split()) == " ".join(mine[3].split())]
+    return format_named(call.name, mine[2], mine[3], call.arg) if len(twins) == 1 else action
+
+
 def _under_list(parsed: list, i: int) -> bool:
     """An ``option`` line that belongs to the list (combobox) just above it."""
     depth = parsed[i][0]

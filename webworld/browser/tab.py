@@ -32,7 +32,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from webworld import contract
 from webworld.aio import abandon
-from webworld.browser.actions import ActionRefused, BrowserAction, check_action, describe
+from webworld.browser.actions import (ActionRefused, BrowserAction, check_action, describe,
+                                      resolve_target)
 from webworld.browser.capture import HIDE_CARET_JS, PIXELS_KEY_JS, ScreenshotCache, capture_png
 from webworld.browser.observe import WALK_JS, Observation, observation_of
 from webworld.browser.placement import PLACE_FN, cover_message
@@ -305,6 +306,7 @@ class BrowserTab:
 
     async def act(self, action: BrowserAction, seen: Observation) -> Outcome:
         """Carry out ``action`` on the page last observed as ``seen`` (see the module doc)."""
+        action = resolve_target(action, seen.nodes)  # a role and name -> its id
         node = seen.node(action.bid)
         check_action(action, node)
         assert node is not None

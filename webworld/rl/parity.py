@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webworld.browser.observe import named_form
 from webworld.rl.env import WebEnv
 from webworld.rl.policies import RandomPolicy
 from webworld.rl.tasks import TaskInstance
@@ -45,6 +46,7 @@ class Mismatch:
 class ParityReport:
     episodes: int = 0
     steps: int = 0
+    named_steps: int = 0     # steps whose action named its element by role and name
     mismatches: list[Mismatch] = field(default_factory=list)
     oracle_failures: list[str] = field(default_factory=list)
 
@@ -68,14 +70,18 @@ def _differences(live: tuple, fast: tuple, where: str, action: str) -> list[Mism
 
 def compare(live: WebEnv, fast: WebEnv, instances: list[TaskInstance], *,
             random_episodes: int = 0, max_steps: int = 25, invalid_rate: float = 0.2,
-            seed: int = 0, progress: Callable[[int], None] | None = None) -> ParityReport:
-    """Step ``live`` and ``fast`` side by side (see the module doc)."""
+            seed: int = 0, named_rate: float = 0.0,
+            progress: Callable[[int], None] | None = None) -> ParityReport:
+    """Step ``live`` and ``fast`` side by side (see the module doc); ``named_rate`` of the
+    actions name their element by role and name instead of id where the page allows."""
     report = ParityReport()
+    naming = random.Random(seed)
     for inst in instances:
         for n, path in enumerate(inst.oracle):
             where = f"{inst.id} trajectory {n}"
             _episode(live, fast, report, where, seed, {"task": inst, "intent": inst.intents[0]},
-                     lambda obs, k, p=path: p[k] if k < len(p) else None, oracle=True)
+                     lambda obs, k, p=path: p[k] if k < len(p) else None, oracle=True,
+                     rename=lambda a, obs: _maybe_named(a, obs, naming, named_rate))
             if progress:
                 progress(report.steps)
     policy = RandomPolicy(seed, invalid_rate=invalid_rate)
@@ -92,7 +98,8 @@ def compare(live: WebEnv, fast: WebEnv, instances: list[TaskInstance], *,
                 return prefix[k]
             return policy.act(obs, {}) if k < len(prefix) + max_steps else None
 
-        _episode(live, fast, report, f"random episode {e}", seed + e, options, act, oracle=False)
+        _episode(live, fast, report, f"random episode {e}", seed + e, options, act, oracle=False,
+                 rename=lambda a, obs: _maybe_named(a, obs, naming, named_rate))
         if progress:
             progress(report.steps)
     return report
@@ -100,7 +107,7 @@ def compare(live: WebEnv, fast: WebEnv, instances: list[TaskInstance], *,
 
 def _episode(live: WebEnv, fast: WebEnv, report: ParityReport, where: str, seed: int,
              options: dict[str, Any] | None, next_action: Callable[[dict, int], str | None],
-             *, oracle: bool) -> None:
+             *, oracle: bool, rename: Callable[[str, dict], str] = lambda a, obs: a) -> None:
     report.episodes += 1
     a = start = live.reset(seed=seed, options=options)
     b = fast.reset(seed=seed, options=options)
@@ -112,6 +119,9 @@ def _episode(live: WebEnv, fast: WebEnv, report: ParityReport, where: str, seed:
         action = next_action(a[0], k)
         if action is None:
             break
+        renamed = rename(action, a[0])
+        report.named_steps += renamed != action
+        action = renamed
         a, b = live.step(action), fast.step(action)
         report.steps += 1
         rewards.append(a[1])
@@ -124,6 +134,12 @@ def _episode(live: WebEnv, fast: WebEnv, report: ParityReport, where: str, seed:
         expected = _oracle_rewards_problem(rewards, live.config.reward, start[1]["distance"])
         if expected:
             report.oracle_failures.append(f"{where}: rewards {rewards} (expected {expected})")
+
+
+def _maybe_named(action: str, obs: dict, rng: random.Random, rate: float) -> str:
+    if rate <= 0 or rng.random() >= rate:
+        return action
+    return named_form(action, obs["axtree"])
 
 
 def _oracle_rewards_problem(rewards: list[float], mode: str, distance: int | None) -> str:

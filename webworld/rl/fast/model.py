@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from webworld.browser.actions import ActionRefused, BrowserAction, check_action, slider_values
+from webworld.browser.actions import (ActionRefused, BrowserAction, check_action, resolve_target,
+                                      slider_values)
 from webworld.browser.observe import CHECKABLE_ROLES, TEXT_ROLES, Observation, clean, format_rows
 from webworld.browser.placement import cover_message
 from webworld.errors import WebworldError
@@ -143,6 +144,7 @@ class PageModel:
     def act(self, action: BrowserAction, seen: Observation) -> Request | None:
         """Carry out ``action``; returns the page load it starts, if any. Raises
         :class:`ActionRefused` (the model has then done what the browser would have)."""
+        action = resolve_target(action, seen.nodes)  # a role and name -> its id
         node = seen.node(action.bid)
         check_action(action, node)
         assert node is not None
