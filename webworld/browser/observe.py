@@ -276,19 +276,21 @@ def parse_line(line: str) -> tuple[int, str | None, str, str | None, str]:
 def named_form(action: str, page_text: str) -> str:
     """``action`` with its element named by role and accessible name
     (``click(button "Pay")``) where exactly one element of ``page_text`` has them; as it is
-    otherwise (an id is then needed)."""
-    from webworld.browser.actions import format_named, parse_call
+    otherwise (an id is then needed). The match is :func:`resolve_target`'s own."""
+    from webworld.browser.actions import ActionRefused, format_named, parse_call, resolve_target
 
     call = parse_call(action)
-    if call is None or not call.bid:
-        return action
     lines = [parse_line(line) for line in page_text.splitlines()]
-    mine = next((ln for ln in lines if ln[1] == call.bid), None)
-    if mine is None or not (mine[3] or "").strip():
+    mine = next((ln for ln in lines if call is not None and call.bid and ln[1] == call.bid), None)
+    if call is None or mine is None or not (mine[3] or "").strip():
         return action
-    twins = [ln for ln in lines if ln[1] is not None and ln[2] == mine[2]
-             and " ".join((ln[3] or "").split()) == " ".join(mine[3].split())]
-    return format_named(call.name, mine[2], mine[3], call.arg) if len(twins) == 1 else action
+    named = format_named(call.name, mine[2], mine[3], call.arg)
+    nodes = [{"bid": ln[1], "role": ln[2], "name": ln[3]} for ln in lines if ln[1] is not None]
+    try:
+        resolve_target(parse_call(named), nodes)  # type: ignore[arg-type]
+    except ActionRefused:
+        return action
+    return named
 
 
 def _under_list(parsed: list, i: int) -> bool:
