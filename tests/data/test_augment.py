@@ -208,3 +208,24 @@ def test_a_varied_date_moves_the_task_s_day_and_its_button_and_stays_the_answer(
     # a task without a date: the turn as it was
     plain = step_messages("Book a studio.", MENU, "https://shop.test/", [], "Go.", "click('2')")
     assert vary_date(plain, random.Random(0)) == plain
+
+
+def test_replies_that_act_by_name_are_augmented_alike() -> None:
+    """A reply that names its element (click(menuitem "Recreation")) keeps naming the element
+    the turn's augmentation moved, renamed or gave a new value to."""
+    chat = step_messages("Apply for a licence: browse the Recreation section.", MENU,
+                         "https://permits.test/", [], "Open the Recreation section.",
+                         'click(menuitem "Recreation")')
+    moved = move_choice(chat, random.Random(0))
+    page = moved[1]["content"].split("Page:")[1]
+    assert "[3] menuitem 'Recreation'" not in page and "menuitem 'Recreation'" in page
+    assert moved[2] == chat[2]  # the same name, now at another place
+    renamed = rename_choice(chat, random.Random(0))
+    name = parse_reply(renamed[2]["content"]).split('"')[1]
+    assert name != "Recreation" and f"[3] menuitem '{name}'" in renamed[1]["content"]
+    form = "[3] textbox 'Email', value=''"
+    fill = step_messages("Sign up with ada@example.com.", form, "https://s.test/", [], "Type it.",
+                         "fill(textbox \"Email\", 'ada@example.com')")
+    typed = parse_reply(vary_value(fill, random.Random(0))[2]["content"])
+    assert typed.startswith('fill(textbox "Email", ') and typed.endswith("@example.com')")
+    assert "ada@example.com" not in typed

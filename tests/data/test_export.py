@@ -21,7 +21,7 @@ from tests.data.factory import (
     make_traj_root,
     make_trajectory,
 )
-from webworld.browser.observe import compact_text
+from webworld.browser.observe import compact_text, named_form
 from webworld.data import export as export_mod
 from webworld.data.export import ExportSummary, export_dataset, load_sft_dataset, load_steps
 from webworld.data.prompting import parse_reply
@@ -190,11 +190,13 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
                    for m in rec["messages"])
         traj = by_id[rec["trajectory_id"]]
         step = traj["steps"][rec["step"]]
-        assert parse_reply(rec["messages"][2]["content"]) == step["action"]
+        assert rec["action"] == step["action"]  # both forms; the reply acts by name
+        assert rec["action_named"] == named_form(step["action"], step["observation"]["axtree"])
+        assert parse_reply(rec["messages"][2]["content"]) == rec["action_named"]
         user = rec["messages"][1]["content"]
         assert traj["intent"] in user and step["observation"]["axtree"] in user
         for earlier in traj["steps"][:rec["step"]]:
-            assert earlier["action"] in user
+            assert named_form(earlier["action"], earlier["observation"]["axtree"]) in user
         image = rec["screenshot"]
         assert "images" not in rec  # text-only models train on the records as they are
         assert image == f"images/{traj['world_id']}/{traj['id']}/{rec['step']}.png"  # portable
@@ -209,6 +211,27 @@ def test_sft_records_are_trl_conversational(exported, tmp_path) -> None:
         for rec in ds:
             assert isinstance(rec["images"][0], Image.Image)
             assert np.array_equal(_pixels(rec["images"][0]), _pixels(_source(traj_root, by_id, rec)))
+
+
+def test_both_action_forms_for_every_step(exported, tmp_path) -> None:
+    """Rows and trajectories carry the id and the named form of each action; the SFT
+    replies act by name where the name is unique (by default) or always by id."""
+    traj_root, out, made, summary = exported
+    rows = [r for split in datasets.load_from_disk(str(out / "hf")).values() for r in split]
+    named = [r for r in rows if r["action_named"] != r["action"]]
+    assert named and all(r["bid"] not in r["action_named"].split('"', 1)[0] for r in named)
+    assert summary.named_steps == len(named) == json.loads(
+        (out / "manifest.json").read_text())["named_steps"]
+    for traj in (t for ts in _rows_by_split(out, "jsonl").values() for t in ts):
+        for step in traj["steps"]:
+            assert step["action_named"] == named_form(step["action"], step["observation"]["axtree"])
+    export_dataset(traj_root, tmp_path / "ids", formats={"sft"}, actions="ids", progress=False)
+    replies = [parse_reply(r["messages"][2]["content"])
+               for rows in _rows_by_split(tmp_path / "ids", "sft").values() for r in rows]
+    assert replies == [r["action"] for rows in _rows_by_split(tmp_path / "ids", "sft").values()
+                       for r in rows]
+    with pytest.raises(UsageError, match="unknown action form 'css'"):
+        export_dataset(traj_root, tmp_path / "d", actions="css", progress=False)
 
 
 def test_the_compact_observation_mode_and_public_urls(exported, tmp_path) -> None:

@@ -83,3 +83,14 @@ def test_registered_in_main() -> None:
     from webworld.cli.main import app
 
     assert "export" in [c.name for c in app.registered_commands]
+
+
+def test_the_action_form_of_the_replies(in_tmp: Path) -> None:
+    result = run("trajectories", "--out", "ids", "--format", "sft", "--actions", "ids")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((in_tmp / "ids" / "manifest.json").read_text())
+    assert manifest["actions"] == "ids" and 0 < manifest["named_steps"] < manifest["steps"]
+    assert f"{manifest['named_steps']} of 41 steps' elements have a unique role and name; " \
+           "the SFT replies act by id" in " ".join(result.output.split())
+    bad = run("trajectories", "--out", "x", "--actions", "css")
+    assert bad.exit_code == 2 and "unknown action form 'css'" in bad.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from trl.data_utils import is_conversational
 
@@ -10,6 +12,7 @@ from webworld.data.prompting import (
     ACTION_ARITY,
     SYSTEM_PROMPT,
     assistant_message,
+    parse_call,
     parse_reply,
     prompt_messages,
     step_messages,
@@ -19,7 +22,10 @@ from webworld.data.prompting import (
 
 def test_system_prompt_documents_every_action_and_key() -> None:
     for name in ACTION_ARITY:
-        assert f"{name}('bid'" in SYSTEM_PROMPT
+        assert f"{name}(E" in SYSTEM_PROMPT
+    examples = re.findall(r"e\.g\. (\w+\(.*\))$", SYSTEM_PROMPT, re.M)
+    assert len(examples) == 5 and all(parse_call(e).role for e in examples)  # by name, all valid
+    assert parse_call("click('12')") is not None and "'12'" in SYSTEM_PROMPT  # ids still taught
     assert "Thought:" in SYSTEM_PROMPT and "Action:" in SYSTEM_PROMPT
     assert "Enter" in SYSTEM_PROMPT and "Escape" in SYSTEM_PROMPT
 

@@ -286,8 +286,11 @@ def named_form(action: str, page_text: str) -> str:
         return action
     named = format_named(call.name, mine[2], mine[3], call.arg)
     nodes = [{"bid": ln[1], "role": ln[2], "name": ln[3]} for ln in lines if ln[1] is not None]
+    parsed = parse_call(named)
+    if parsed is None:  # a role the grammar has no word for
+        return action
     try:
-        resolve_target(parse_call(named), nodes)  # type: ignore[arg-type]
+        resolve_target(parsed, nodes)
     except ActionRefused:
         return action
     return named

@@ -35,12 +35,15 @@ def export_cmd(
     observation: str = typer.Option("full", "--observation",
                                     help="Page text in the SFT prompts: full or compact "
                                          "(train and act in the same mode)."),
+    actions: str = typer.Option("named", "--actions",
+                                help="How SFT replies act: named (by role and name where "
+                                     "that picks the element out, else by id) or ids."),
 ) -> None:
     """Turn verified trajectories into datasets, split by world, with a dataset card."""
     chosen = {f.value for f in formats} if formats else set(FORMATS)
     summary = export_dataset(traj_root, out_dir, formats=chosen, splits=_fractions(splits),
                              seed=seed, worlds=worlds or None, observation=observation,
-                             console=out)
+                             actions=actions, console=out)
     print_summary(summary)
 
 
@@ -70,6 +73,9 @@ def print_summary(summary: ExportSummary) -> None:
     for note in summary.notes:
         out.print(f"[yellow]note:[/] {note}")
     files = ", ".join(summary.formats)
+    acts = "by role and name where that is unique" if summary.actions == "named" else "by id"
+    out.print(f"{summary.named_steps} of {summary.steps} steps' elements have a unique role and "
+              f"name; the SFT replies act {acts}")
     out.print(f"{summary.trajectories} trajectories, {summary.steps} steps from "
               f"{sum(1 for w in summary.worlds.values() if w.split)} worlds in "
               f"{summary.seconds:.1f}s; wrote {files} and README.md to {summary.out_dir}")

@@ -83,8 +83,9 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
     value = action.arg if action is not None and action.name == "fill" else None
     if not value or value not in user.split("\n", 1)[0]:
         return chat
-    line = page_line(user, action.bid)
-    new = _new_value((parse_line(line)[3] if line else None) or "", value, rng)
+    line = page_line(user, action.bid) if action.bid else None
+    field = action.label if action.role else (parse_line(line)[3] if line else None)
+    new = _new_value(field or "", value, rng)
     return _replace_in_turn(chat, lambda text: _whole(value).sub(lambda _: new, text))
 
 
@@ -190,7 +191,8 @@ def move_choice(chat: Chat, rng: random.Random) -> Chat:
     rows[other] = rows[other].replace(f"'{lines[other][3]}'", f"'{name}'", 1)
     reply = chat[-1]["content"]
     thought, _, act = reply.rpartition("Action:")
-    act = act.replace(f"('{action.bid}'", f"('{lines[other][1]}'", 1)
+    if action.bid:  # a reply by name still names the same element, now in the other place
+        act = act.replace(f"('{action.bid}'", f"('{lines[other][1]}'", 1)
     return [*(m if m["role"] != "user" else {**m, "content": head + _PAGE + "\n".join(rows)}
               for m in chat[:-1]), {**chat[-1], "content": f"{thought}Action:{act}"}]
 
@@ -205,7 +207,9 @@ def _named_pick(chat: Chat) -> tuple[BrowserAction, str, str, int] | None:
     user = next(m["content"] for m in chat if m["role"] == "user")
     head, marker, page = user.partition(_PAGE)
     lines = [parse_line(row) for row in page.splitlines()]
-    at = next((i for i, line in enumerate(lines) if line[1] == action.bid), None)
+    at = next((i for i, line in enumerate(lines) if line[1] is not None and (
+        line[1] == action.bid if action.bid else (line[2], line[3]) == (action.role, action.label))),
+        None)
     if not marker or at is None:
         return None
     name = lines[at][3]

@@ -41,7 +41,7 @@ def render_card(summary: ExportSummary, examples: list[dict[str, Any]], pictures
         _examples(examples),
         _files(summary),
         _columns(),
-        _prompt(summary.observation),
+        _prompt(summary.observation, summary.actions, summary.named_steps, summary.steps),
     ]
     return "\n".join(p for p in parts if p)
 
@@ -207,8 +207,13 @@ def _columns() -> str:
             _table(["column", "meaning"], [[f"`{k}`", v] for k, v in STEP_COLUMNS.items()]))
 
 
-def _prompt(observation: str) -> str:
-    return ("## Prompt format\n\nThe SFT chats use `webworld.data.prompting`, the same code the RL "
+def _prompt(observation: str, actions: str, named: int, steps: int) -> str:
+    acts = ("by role and name where that picks the element out, by id elsewhere"
+            if actions == "named" else "by id")
+    return ("## Prompt format\n\nThe SFT replies act " + acts + " (`webworld export --actions`); "
+            f"{named} of {steps} steps name an element no other of its page shares in role and "
+            "name, and every step row holds both forms (`action`, `action_named`). "
+            "The SFT chats use `webworld.data.prompting`, the same code the RL "
             "environment uses to prompt a policy; their page text is the "
             f"**{observation}** observation mode (`webworld export --observation`), which the "
             f"environments give with `observation=\"{observation}\"`. The system prompt:\n\n"

@@ -64,6 +64,7 @@ from webworld.browser.observe import (
     OBSERVATION_MODES,
     compact_text,
     interactive_elements,
+    named_form,
     observation_text,
     public_url,
 )
@@ -87,6 +88,10 @@ from webworld.errors import UsageError
 from webworld.fsio import atomic_write_json, replace_dir
 
 FORMATS: tuple[str, ...] = ("jsonl", "parquet", "hf", "sft")
+ACTION_FORMS: tuple[str, ...] = ("named", "ids")
+"""How the SFT replies and histories write an action: ``named`` names its element by role
+and accessible name where that picks one out (the id otherwise), ``ids`` always by id.
+Step rows and trajectories carry both forms either way."""
 CARD_PICTURES = 2  # screenshots the card shows, of as many trajectories (worlds, if there are)
 MANIFEST = "manifest.json"
 
@@ -108,6 +113,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
                    seed: int = 0,
                    worlds: list[str] | None = None,
                    observation: str = "full",
+                   actions: str = "named",
                    console: Console | None = None,
                    progress: bool = True) -> ExportSummary:
     """Export the verified trajectories under ``traj_root`` to ``out_dir`` (see the module doc).
@@ -115,6 +121,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     Splits are by world (``splits`` = train, validation, test fractions); ``worlds`` limits
     the export to those world ids. ``observation`` (full or compact) is the page text the
     SFT prompts show, as the environments show it in the same mode; step rows carry both.
+    ``actions`` (:data:`ACTION_FORMS`) is the form the SFT replies act in.
     The card's pictures are the dataset's own screenshots (none when it is text-only).
     Raises :class:`~webworld.errors.UsageError` for bad arguments and
     :class:`~webworld.data.reading.RecordError` (with file and line) for bad input.
@@ -126,6 +133,8 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     if observation not in OBSERVATION_MODES:
         raise UsageError(f"unknown observation mode {observation!r}; choose from "
                          f"{', '.join(OBSERVATION_MODES)}")
+    if actions not in ACTION_FORMS:
+        raise UsageError(f"unknown action form {actions!r}; choose from {', '.join(ACTION_FORMS)}")
     fractions = check_fractions(tuple(splits))  # type: ignore[arg-type]
     world_dirs = _discover(traj_root, worlds)
     _check_out_dir(out_dir, traj_root)
@@ -136,7 +145,7 @@ def export_dataset(traj_root: Path, out_dir: Path, *,
     with bar, _quiet_datasets(bool(set(formats) & {"parquet", "hf"})):
         scans = _scan(world_dirs, bar)
         summary = _plan(scans, out_dir, formats, fractions, seed)
-        summary.observation = observation
+        summary.observation, summary.actions = observation, actions
         summary.count_elements([n for scan in scans if scan.summary.split
                                 for n in scan.elements])
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -303,7 +312,7 @@ def _build(tmp: Path, scans: list[_Scan], summary: ExportSummary, bar: Progress)
 
         for split in live:
             task = bar.add_task(f"writing {split}", total=summary.splits[split].steps)
-            sink = _SplitSink(tmp, split, formats, staging, summary.observation, copy)
+            sink = _SplitSink(tmp, split, formats, staging, summary, copy)
             with sink:
                 for w in summary.splits[split].worlds:
                     scan = by_world[w]
@@ -343,9 +352,9 @@ class _SplitSink:
     """Writes one split: trajectories, screenshots, SFT chats and staged step rows."""
 
     def __init__(self, tmp: Path, split: str, formats: set[str], staging: Path,
-                 observation: str, copy: Callable[[Path, Path], None]) -> None:
+                 summary: ExportSummary, copy: Callable[[Path, Path], None]) -> None:
         self.tmp, self.split, self.formats = tmp, split, formats
-        self.observation, self.copy = observation, copy
+        self.summary, self.observation, self.copy = summary, summary.observation, copy
         self.paths = {
             "jsonl": tmp / "jsonl" / f"{split}.jsonl",
             "sft": tmp / "sft" / f"{split}.jsonl",
@@ -391,23 +400,27 @@ class _SplitSink:
             written = _written_thoughts(str(world_dir)).get(traj["id"], [])
             thought = (written[n] if n < len(written) else
                        thought_for_step(step, intent, n == last))
+            row = step_row(traj, n, thought, history)
+            named = row["action_named"]
+            self.summary.named_steps += named != step["action"]
+            acted = named if self.summary.actions == "named" else step["action"]
             if "sft" in self.files:
                 self._write("sft", {
                     "messages": step_messages(intent, observation_text(obs["axtree"], self.observation),
                                               public_url(obs["url"]), prompt_history, thought,
-                                              step["action"]),
+                                              acted),
+                    "action": step["action"], "action_named": named,
                     "screenshot": image,  # not "images": TRL would take the set for a VLM's
                     "trajectory_id": traj["id"], "world_id": world, "step": step["index"],
                     "detour": n in detours,
                 })
-            row = step_row(traj, n, thought, history)
             self._write("rows", {**row, "screenshot": image})
             _maybe_example(examples, row)
             steps_out.append({**step, "observation": {**obs, "url": public_url(obs["url"]),
                                                       "screenshot": image},
-                              "thought": thought, "detour": n in detours})
+                              "action_named": named, "thought": thought, "detour": n in detours})
             history.append(step["action"])
-            prompt_history.append(history_entry(step["action"], obs["axtree"]))
+            prompt_history.append(history_entry(acted, obs["axtree"]))
             advance()
         self._write("jsonl", {**traj, "split": self.split, "steps": steps_out})
 
@@ -422,7 +435,8 @@ def step_row(traj: VerifiedTrajectory, n: int, thought: str, history: list[str])
         "step": step["index"], "num_steps": len(traj["steps"]), "is_last": n == len(traj["steps"]) - 1,
         "url": public_url(obs["url"]), "axtree": obs["axtree"],
         "axtree_compact": compact_text(obs["axtree"]),
-        "action": step["action"], "bid": step["bid"], "bbox": step["bbox"], "thought": thought,
+        "action": step["action"], "action_named": named_form(step["action"], obs["axtree"]),
+        "bid": step["bid"], "bbox": step["bbox"], "thought": thought,
         "history": list(history),
         "fsm_index": step["fsm_index"], "fsm_action": step["fsm_action"],
         "fsm_label": step["fsm_label"], "op": step["op"], "element": step["element"],

@@ -39,18 +39,22 @@ Reply with exactly two lines:
 Thought: <one short sentence on what to do next and why>
 Action: <one action>
 
-Actions (ids and text are quoted strings):
-click('bid')                  click the element, e.g. click('12')
-fill('bid', 'text')           replace the text of an input with text, e.g. fill('7', 'tea')
-press('bid', 'Key')           press Enter or Escape on the element, e.g. press('7', 'Enter')
-select_option('bid', 'option')  choose an option of a list by its text, e.g. select_option('9', 'Paperback')
-hover('bid')                  move the pointer over the element (opens hover menus)
-check('bid')                  tick a checkbox
-uncheck('bid')                clear a checkbox
-drag('bid', 'value')          move a slider to a value, e.g. drag('15', '120')
+Name the element you act on by its role and its name in double quotes, as the page shows \
+them: button "Search" for [12] button 'Search'. When several elements of the page have that \
+role and name, give the id of the one you mean instead: '12'.
+
+Actions (E is the element; text is in single quotes):
+click(E)                  click the element, e.g. click(link "Books")
+fill(E, 'text')           replace the text of an input with text, e.g. fill(textbox "Search", 'tea')
+press(E, 'Key')           press Enter or Escape on the element, e.g. press(textbox "Search", 'Enter')
+select_option(E, 'option')  choose an option of a list by its text, e.g. select_option(combobox "Format", 'Paperback')
+hover(E)                  move the pointer over the element (opens hover menus)
+check(E)                  tick a checkbox
+uncheck(E)                clear a checkbox
+drag(E, 'value')          move a slider to a value, e.g. drag(slider "Price", '120')
 
 Enter submits a text field's form or presses a button or link; Escape closes open menus \
-and calendars. Use only ids that appear in the current page. One action per turn."""
+and calendars. Act only on elements of the current page. One action per turn."""
 
 
 # The same agent for tool-calling trainers (TRL's GRPOTrainer with webworld.interop.trl): the

@@ -48,6 +48,8 @@ class ExportSummary:
     splits: dict[str, SplitSummary]
     worlds: dict[str, WorldSummary]
     observation: str = "full"         # the observation text of the SFT prompts
+    actions: str = "named"            # the action form the SFT replies and histories use
+    named_steps: int = 0              # steps whose element a role and name pick out alone
     paths: dict[str, list[Path]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -93,6 +95,8 @@ class ExportSummary:
             "seed": self.seed,
             "fractions": list(self.fractions),
             "observation": self.observation,
+            "actions": self.actions,
+            "named_steps": self.named_steps,
             "splits": {k: asdict(v) for k, v in self.splits.items()},
             "worlds": {k: {**asdict(v), "mean_length": round(v.mean_length, 3)}
                        for k, v in self.worlds.items()},
@@ -127,7 +131,10 @@ STEP_COLUMNS: dict[str, str] = {
     "screenshot": "PNG of the viewport before the action: its path in the export folder "
                   "(images/...; an image through load_steps); null if verified without "
                   "screenshots",
-    "action": "the action to predict, e.g. click('12')",
+    "action": "the action to predict, by id: click('12')",
+    "action_named": "the same action naming its element by role and accessible name, "
+                    "click(button \"Pay\"), where exactly one element of the page has "
+                    "them; the id form where several do",
     "bid": "element id the action targets",
     "bbox": "target box [x, y, width, height] in CSS pixels (null if unknown)",
     "thought": "short rationale, written from the step's fields",

@@ -71,6 +71,9 @@ class ExportRecipe(BaseModel):
         ["sft"], min_length=1, description="What to write (SFT needs sft).")
     observation: Literal["full", "compact"] = Field("compact", description="Page text in the SFT "
                                                     "prompts (train and act in the same mode).")
+    actions: Literal["named", "ids"] = Field("named", description="How the SFT replies act: "
+                                             "named (by role and name where that picks the "
+                                             "element out, else by id) or ids (always by id).")
     splits: tuple[float, float, float] = Field((0.8, 0.1, 0.1), description="Train, validation, "
                                                "test fractions of the worlds.")
     seed: int = Field(0, description="Which worlds go to which split.")

@@ -258,11 +258,12 @@ def _export_stage(recipe: Recipe, folder: RunFolder) -> Stage:
 
         export_dataset(trajectories, folder.data, formats=set(export.formats),
                        splits=export.splits, seed=export.seed, observation=export.observation,
+                       actions=export.actions,
                        progress=False)
 
     return Stage("export", folder.data / "manifest.json",
                  command("export", trajectories, out=folder.data, format=export.formats,
-                         observation=export.observation,
+                         observation=export.observation, actions=export.actions,
                          splits=",".join(map(str, export.splits)), seed=export.seed), run)
 
 
