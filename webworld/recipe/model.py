@@ -140,6 +140,9 @@ class EvalRecipe(RecipeFilled, EvalSettings):
                        "world built), train-worlds, or a folder with sites/ and trajectories/.")
     seeds: list[int] | None = Field(None, description="rl:<run> policies: the seeds scored "
                                     "(None: every seed of the run).")
+    milestones: bool = Field(False, description="rl:<run> policies: also score the policy at "
+                             "each of the run's milestones (eval/<name>-s<seed>-b<batch>.jsonl): "
+                             "the curve along training.")
     baseline: str | None = Field(None, description="Another eval of this recipe on the same "
                                  "suite: the report pairs this one's episodes with its (won, "
                                  "lost, a sign test, the gain).")
@@ -214,6 +217,9 @@ def _check_eval(i: int, ev: EvalRecipe, recipe: Recipe, runs: dict[str, RLRecipe
         raise ValueError(f"evals.{i}.seeds: not all of them are seeds of rl run {run!r}")
     if run is None and ev.seeds is not None:
         raise ValueError(f"evals.{i}.seeds: only an rl:<run> policy has seeds")
+    if ev.milestones and (run is None or not runs[run].milestones):
+        raise ValueError(f"evals.{i}.milestones: only an rl:<run> policy whose run keeps "
+                         "milestones (rl.milestones) has them")
     if ev.suite == "train-worlds" and recipe.train_worlds is None:
         raise ValueError(f"evals.{i}.suite: train-worlds needs a [train_worlds] section")
     if ev.baseline is not None and ev.baseline not in earlier:

@@ -46,6 +46,9 @@ def write_report(root: Path, recipe: Recipe | None = None) -> Path:
     seeded = seeded_evals(root, recipe)
     if seeded:
         lines += ["## RL over seeds", "", *[row for s in seeded for row in seed_rows(root, s)], ""]
+    along = milestone_rows(root, recipe)
+    if along:
+        lines += ["## Along training", "", *along]
     curves = rl_curves(root)
     if curves:
         lines += ["## RL curves", "", f"![rollout success per batch]({CURVES})", "", *curves, ""]
@@ -111,7 +114,41 @@ def _described(recipe: Recipe | None) -> dict[str, tuple[str, str]]:
             found[ev.name] = (ev.policy, ev.suite)
         for seed in (ev.seeds or run.seeds) if run else []:
             found[f"{ev.name}-s{seed}"] = (f"{ev.policy} seed {seed}", ev.suite)
+            for step in run.milestones if ev.milestones and run else []:
+                found[f"{ev.name}-s{seed}-b{step}"] = (f"{ev.policy} seed {seed}, batch {step}",
+                                                      ev.suite)
     return found
+
+
+def milestone_rows(root: Path, recipe: Recipe | None) -> list[str]:
+    """Each eval scored at its RL run's milestones: success per seed after each batch kept,
+    from its baseline (batch 0) to the run's end, and the mean over seeds."""
+    rows: list[str] = []
+    runs = {r.name: r for r in recipe.rl} if recipe else {}
+    for ev in recipe.evals if recipe else []:
+        run = runs.get(ev.rl_run or "")
+        if run is None or not ev.milestones:
+            continue
+        steps = sorted(run.milestones)
+        start = f"{ev.baseline} (batch 0)" if ev.baseline else None
+        head = ["seed", *([start] if start else []), *(f"batch {s}" for s in steps),
+                f"batch {run.steps} (end)"]
+        rows += [f"`{ev.name}` along `rl:{run.name}`:", "", "| " + " | ".join(head) + " |",
+                 "|" + "---|" * len(head)]
+        columns: list[list[float]] = [[] for _ in head[1:]]
+        for seed in ev.seeds or run.seeds:
+            names = [*([ev.baseline] if ev.baseline else []),
+                     *(f"{ev.name}-s{seed}-b{s}" for s in steps), f"{ev.name}-s{seed}"]
+            cells = []
+            for column, name in zip(columns, names, strict=True):
+                records = _results(root, name)  # type: ignore[arg-type]
+                if records:
+                    column.append(_rate(records).rate)
+                cells.append(f"{100 * _rate(records).rate:.1f}%" if records else "-")
+            rows.append(f"| {seed} | " + " | ".join(cells) + " |")
+        means = [f"{100 * sum(c) / len(c):.1f}%" if c else "-" for c in columns]
+        rows += ["| mean | " + " | ".join(means) + " |", ""]
+    return rows
 
 
 def seeded_evals(root: Path, recipe: Recipe | None) -> list[SeededEval]:

@@ -338,8 +338,14 @@ def eval_targets(ev: EvalRecipe, recipe: Recipe, folder: RunFolder) -> list[tupl
     run = next((r for r in recipe.rl if r.name == ev.rl_run), None)
     if run is None:
         return [(ev.name, ev.policy)]
-    return [(f"{ev.name}-s{seed}", f"hf:{folder.rl(run, seed) / 'model'}")
-            for seed in ev.seeds or run.seeds]
+    targets = []
+    for seed in ev.seeds or run.seeds:
+        if ev.milestones:  # along the way first: they are there before the run's end
+            from webworld.train.checkpoint import milestone_dir
+            targets += [(f"{ev.name}-s{seed}-b{step}", f"hf:{milestone_dir(folder.rl(run, seed), step)}")
+                        for step in sorted(run.milestones)]
+        targets.append((f"{ev.name}-s{seed}", f"hf:{folder.rl(run, seed) / 'model'}"))
+    return targets
 
 
 def _eval_stages(ev: EvalRecipe, recipe: Recipe, folder: RunFolder, say: Say) -> list[Stage]:

@@ -1,7 +1,8 @@
 """Checkpoints of an RL run: ``<out>/checkpoints/step-NNNNNN/`` holds the policy (a model
 folder any loader takes), the optimiser, the counters, and in asynchronous runs the recent
 weight versions the rollouts still need. A checkpoint is written next to its place and moved
-in whole, so a killed run always finds complete ones."""
+in whole, so a killed run always finds complete ones. ``<out>/milestones/step-NNNNNN/`` holds
+the policy alone at the batches the run was asked to keep (``milestones``), never deleted."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def save_checkpoint(out: Path, step: int, model: Any, tokenizer: Any, learner_st
     for old in checkpoints(out)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def milestone_dir(out: Path, step: int) -> Path:
+    """Where the policy after rollout batch ``step`` is kept (a model folder)."""
+    return out / "milestones" / f"step-{step:06d}"
 
 
 def load_checkpoint(folder: Path) -> tuple[int, dict[str, Any], dict[int, dict[str, torch.Tensor]]]:

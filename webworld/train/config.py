@@ -104,8 +104,19 @@ class RLConfig(BaseModel):
                                                                        "is one")
     checkpoint_every: int = Field(5, ge=1, description="rollout batches between checkpoints")
     keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept (the newest)")
+    milestones: list[int] = Field([], description="rollout batches after which the policy is "
+                                  "also kept, in milestones/step-N/ (for evals along the way: "
+                                  "a recipe's held-out curve)")
     loss: LossConfig = Field(default_factory=LossConfig, description="loss settings ([loss] in "
                              "TOML, --loss-<field> as flags)")
+
+    @model_validator(mode="after")
+    def _milestones_within_the_run(self) -> RLConfig:
+        outside = [m for m in self.milestones if not 1 <= m <= self.steps]
+        if outside:
+            raise ValueError(f"milestones {outside} are not rollout batches of the run "
+                             f"(1 to steps, {self.steps})")
+        return self
 
     @model_validator(mode="after")
     def _curriculum_needs_a_start(self) -> RLConfig:

@@ -24,7 +24,7 @@ import torch
 from webworld.fsio import atomic_write_json
 from webworld.rl.tasks import WorldSet, load_worlds
 from webworld.train.batch import EpisodeRecord
-from webworld.train.checkpoint import latest, load_checkpoint, save_checkpoint
+from webworld.train.checkpoint import latest, load_checkpoint, milestone_dir, save_checkpoint
 from webworld.train.config import RLConfig
 from webworld.train.defaults import rl_learning_rate, train_layers
 from webworld.train.engine import SamplingSettings, TransformersEngine, default_batch
@@ -134,6 +134,8 @@ class RLRun:
                     save_checkpoint(config.out, batch.index, self.model, self.tokenizer,
                                     {**self.learner.state_dict(), "from_goal": self.from_goal},
                                     self._kept_snapshots(), config.keep_checkpoints)
+                if batch.index in config.milestones:
+                    save_policy(self.model, self.tokenizer, milestone_dir(config.out, batch.index))
         finally:
             self._halt()
             vec.close()

