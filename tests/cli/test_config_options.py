@@ -124,6 +124,8 @@ def another_value(setting: Setting, default: Any) -> Any:
     if inner is Path:
         return Path("some/where")
     if getattr(inner, "__origin__", None) is list:
+        if inner.__args__ == (int,):
+            return [1, 2]  # e.g. RL milestones: batches of the run
         return [Path("first"), Path("second")]
     return "some-text"
 

@@ -18,6 +18,7 @@ import webworld.rl  # noqa: F401  (registers the ids)
 from tests.rl.conftest import Built
 from webworld.browser.observe import compact_text
 from webworld.data.export import export_dataset
+from webworld.data.prompting import parse_reply
 from webworld.rl import register_worlds
 from webworld.rl.live import LiveEnv, LiveVectorEnv, ServerGone
 from webworld.rl.policies import page_elements
@@ -132,10 +133,12 @@ def test_screenshots_and_the_compact_mode(lab: Built) -> None:
         compact.close()
 
 
-def test_the_env_shows_what_the_dataset_shows(lab: Built, tmp_path) -> None:
-    """SFT prompts of the export (compact mode) == the env's prompt at every step."""
+@pytest.mark.parametrize("actions", ["named", "ids"])
+def test_the_env_shows_what_the_dataset_shows(lab: Built, tmp_path, actions: str) -> None:
+    """SFT prompts of the export (compact mode) == the env's prompt at every step, acting as
+    the export's replies do (by role and name, or by id)."""
     export_dataset(lab.trajectories, tmp_path / "ds", formats={"sft"}, splits=(1.0, 0.0, 0.0),
-                   observation="compact", progress=False)
+                   observation="compact", actions=actions, progress=False)
     chats = [json.loads(line) for line in (tmp_path / "ds" / "sft" / "train.jsonl").open()]
     verified = [json.loads(line) for line in
                 (lab.trajectories / "widget_lab" / "verified.jsonl").open()]
@@ -148,7 +151,10 @@ def test_the_env_shows_what_the_dataset_shows(lab: Built, tmp_path) -> None:
             steps = [c for c in chats if c["trajectory_id"] == traj["id"]]
             for chat, step in zip(steps, traj["steps"]):
                 assert turn.messages() == chat["messages"][:2]  # the labelled history too
-                obs, _, _, _, info = env.step(step["action"])
+                reply = parse_reply(chat["messages"][2]["content"])
+                assert reply == (step["action"] if actions == "ids" else chat["action_named"])
+                obs, _, _, _, info = env.step(reply)
+                assert not obs["last_action_error"], obs["last_action_error"]
                 turn = turn.after(obs, info)
             assert len(turn.history) == len(traj["steps"])
     finally:

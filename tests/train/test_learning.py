@@ -31,7 +31,8 @@ from webworld.train.rollout import make_vector_env, plan_batch, play_batch
 # reach 0.9 by batch 14 (median) at 3e-4 but only by batch 23-25 at 1e-4, the default chosen
 # for its margin on SFT'd policies (no optimiser step in the sweep moved it by more than a KL
 # of 0.007). Every other setting is the default (warm-up, temperature), but replies are cut
-# at 32 tokens, enough for this family's (about 18).
+# at 32 tokens, enough for this family's (about 18). The sweep's replies pressed by id; the
+# start policy now presses by name, as the prompt teaches, and VESPO's run passes 0.9 at batch 9.
 LEARNING_RATE = 3e-4
 BUDGET = dict(steps=24, tasks_per_step=4, group_size=8, envs=32, max_new_tokens=32,
               learning_rate=LEARNING_RATE, checkpoint_every=100)

@@ -199,7 +199,11 @@ def test_moved_choices_reach_the_chats_an_epoch_learns_from(export: Path, tmp_pa
 def test_chats_longer_than_max_length_are_dropped(export: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="longer than max_length"):
         run_sft(settings(export, tmp_path, max_length=16), progress=False)
-    run_sft(settings(export, tmp_path / "cut", max_length=512), progress=False)
+    tokenizer = tiny_tokenizer()
+    lengths = sorted(len(tokenizer.apply_chat_template(chat, tokenize=True, return_dict=False))
+                     for chat in read_split(export, "train"))
+    middle = lengths[len(lengths) // 2]  # the longer half goes
+    run_sft(settings(export, tmp_path / "cut", max_length=middle), progress=False)
     summary = json.loads((tmp_path / "cut" / "sft_summary.json").read_text())
     assert 0 < summary["dropped_too_long"] < summary["train_chats"]
 

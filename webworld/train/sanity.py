@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from webworld.browser.observe import named_form
 from webworld.data.prompting import assistant_message, format_action
 from webworld.spec.models import WorldSpec
 from webworld.train.batch import EpisodeRecord, TurnRecord, reply_logps, turn_batch
@@ -149,7 +150,9 @@ def _random_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
             prompt = tokenizer.apply_chat_template(Turn(obs, info).messages(), tokenize=True,
                                                    add_generation_prompt=True, return_dict=False)
             for bid in _BUTTON.findall(obs["axtree"]):
-                reply = assistant_message(THOUGHT, format_action("click", bid))
+                # by name where the page has one such button, as the prompt teaches
+                reply = assistant_message(THOUGHT, named_form(format_action("click", bid),
+                                                              obs["axtree"]))
                 ids = tokenizer(reply, add_special_tokens=False)["input_ids"] + [stop]
                 examples.append(TurnRecord(list(prompt), ids, [0.0] * len(ids)))
     finally:
