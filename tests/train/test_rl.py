@@ -262,8 +262,8 @@ def test_the_drift_measurement_leaves_the_updates_as_they_are(button_board: Path
         return kept
 
     (measured, weights), (unmeasured, same_weights) = run(True), run(False)
-    assert measured[-1]["optimizer_steps"] > 0 and "step_kl" in measured[-1]["updates"][0]
-    assert "step_kl" not in unmeasured[-1]["updates"][0]
+    assert any("step_kl" in u for r in measured for u in r["updates"])  # a step that moved
+    assert not any("step_kl" in u for r in unmeasured for u in r["updates"])
     assert [learnt(r) for r in measured] == [learnt(r) for r in unmeasured]
     assert all(torch.equal(weights[k], same_weights[k]) for k in weights)
 
