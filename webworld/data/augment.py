@@ -207,15 +207,20 @@ def _named_pick(chat: Chat) -> tuple[BrowserAction, str, str, int] | None:
     user = next(m["content"] for m in chat if m["role"] == "user")
     head, marker, page = user.partition(_PAGE)
     lines = [parse_line(row) for row in page.splitlines()]
-    at = next((i for i, line in enumerate(lines) if line[1] is not None and (
-        line[1] == action.bid if action.bid else (line[2], line[3]) == (action.role, action.label))),
-        None)
+    at = next((i for i, line in enumerate(lines) if _acted_on(line, action)), None)
     if not marker or at is None:
         return None
     name = lines[at][3]
     if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
         return None
     return action, head, page, at
+
+
+def _acted_on(line: tuple, action: BrowserAction) -> bool:
+    """The page line (parsed) of the element ``action`` names, by id or by role and name."""
+    if line[1] is None:
+        return False
+    return line[1] == action.bid if action.bid else (line[2], line[3]) == (action.role, action.label)
 
 
 def rename_choice(chat: Chat, rng: random.Random) -> Chat:

@@ -151,6 +151,11 @@ class EvalRecipe(RecipeFilled, EvalSettings):
     def rl_run(self) -> str | None:
         return self.policy.removeprefix("rl:") if self.policy.startswith("rl:") else None
 
+    def result_name(self, seed: int, batch: int | None = None) -> str:
+        """The results file (in eval/, less .jsonl) of an rl:<run> policy's seed, at the end
+        of the run or at its milestone ``batch``."""
+        return f"{self.name}-s{seed}" + (f"-b{batch}" if batch is not None else "")
+
 
 class Recipe(BaseModel):
     """A study: the worlds to build, their export, SFT, the RL runs, the evals, the device."""

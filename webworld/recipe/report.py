@@ -113,10 +113,10 @@ def _described(recipe: Recipe | None) -> dict[str, tuple[str, str]]:
         if run is None:
             found[ev.name] = (ev.policy, ev.suite)
         for seed in (ev.seeds or run.seeds) if run else []:
-            found[f"{ev.name}-s{seed}"] = (f"{ev.policy} seed {seed}", ev.suite)
-            for step in run.milestones if ev.milestones and run else []:
-                found[f"{ev.name}-s{seed}-b{step}"] = (f"{ev.policy} seed {seed}, batch {step}",
-                                                      ev.suite)
+            found[ev.result_name(seed)] = (f"{ev.policy} seed {seed}", ev.suite)
+            for step in run.milestones if ev.milestones else []:
+                found[ev.result_name(seed, step)] = (f"{ev.policy} seed {seed}, batch {step}",
+                                                     ev.suite)
     return found
 
 
@@ -138,13 +138,14 @@ def milestone_rows(root: Path, recipe: Recipe | None) -> list[str]:
         columns: list[list[float]] = [[] for _ in head[1:]]
         for seed in ev.seeds or run.seeds:
             names = [*([ev.baseline] if ev.baseline else []),
-                     *(f"{ev.name}-s{seed}-b{s}" for s in steps), f"{ev.name}-s{seed}"]
+                     *(ev.result_name(seed, s) for s in steps), ev.result_name(seed)]
             cells = []
             for column, name in zip(columns, names, strict=True):
-                records = _results(root, name)  # type: ignore[arg-type]
-                if records:
-                    column.append(_rate(records).rate)
-                cells.append(f"{100 * _rate(records).rate:.1f}%" if records else "-")
+                records = _results(root, name)
+                rate = _rate(records).rate if records else None
+                if rate is not None:
+                    column.append(rate)
+                cells.append("-" if rate is None else f"{100 * rate:.1f}%")
             rows.append(f"| {seed} | " + " | ".join(cells) + " |")
         means = [f"{100 * sum(c) / len(c):.1f}%" if c else "-" for c in columns]
         rows += ["| mean | " + " | ".join(means) + " |", ""]
@@ -156,7 +157,7 @@ def seeded_evals(root: Path, recipe: Recipe | None) -> list[SeededEval]:
     its recipe) every family of ``<name>-s<seed>`` files, unpaired."""
     if recipe is not None:
         runs = {r.name: r for r in recipe.rl}
-        return [SeededEval(ev.name, {s: f"{ev.name}-s{s}" for s in ev.seeds or runs[run].seeds},
+        return [SeededEval(ev.name, {s: ev.result_name(s) for s in ev.seeds or runs[run].seeds},
                            ev.baseline)
                 for ev in recipe.evals if (run := ev.rl_run) is not None and run in runs]
     families: dict[str, dict[int, str]] = {}

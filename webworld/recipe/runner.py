@@ -342,9 +342,9 @@ def eval_targets(ev: EvalRecipe, recipe: Recipe, folder: RunFolder) -> list[tupl
     for seed in ev.seeds or run.seeds:
         if ev.milestones:  # along the way first: they are there before the run's end
             from webworld.train.checkpoint import milestone_dir
-            targets += [(f"{ev.name}-s{seed}-b{step}", f"hf:{milestone_dir(folder.rl(run, seed), step)}")
+            targets += [(ev.result_name(seed, step), f"hf:{milestone_dir(folder.rl(run, seed), step)}")
                         for step in sorted(run.milestones)]
-        targets.append((f"{ev.name}-s{seed}", f"hf:{folder.rl(run, seed) / 'model'}"))
+        targets.append((ev.result_name(seed), f"hf:{folder.rl(run, seed) / 'model'}"))
     return targets
 
 

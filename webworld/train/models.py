@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -155,8 +156,8 @@ PRETRAINED = {"smollm2": smollm2_folder, "gemma3": gemma3_folder}
 """The pretrained policies by name, each a folder made once from its package's GGUF."""
 
 
-def _converted(folder: str, family: str, gguf_of: Any, *, chat_template: str | None = None,
-               eos: str | None = None) -> Path:
+def _converted(folder: str, family: str, gguf_of: Callable[[], Path], *,
+               chat_template: str | None = None, eos: str | None = None) -> Path:
     target = cache_dir() / folder
     if (target / "config.json").is_file():  # the folder only appears complete (a rename)
         return target
