@@ -165,6 +165,18 @@ def test_a_name_that_matches_none_or_several_is_refused(text: str, code: str, wo
     assert caught.value.code == code and words in str(caught.value)
 
 
+def test_a_refused_name_lists_the_closest_names_the_page_has() -> None:
+    nodes = [{"bid": str(i), "role": "button", "name": name} for i, name in
+             enumerate(["Reserve a seat", "Back", "Book a table", "Help", "Share", "Print", "Log in"])]
+    with pytest.raises(ActionRefused) as caught:
+        resolve_target(parse_action('click(button "Book a pass")'), nodes)
+    hint = str(caught.value).split("; ", 1)[1]
+    assert hint.startswith('this page has button "Book a table"') and hint.endswith("and 2 more")
+    with pytest.raises(ActionRefused) as caught:
+        resolve_target(parse_action('click(checkbox "Agree")'), NODES)
+    assert "the page has no checkbox with a name; use an id" in str(caught.value)
+
+
 def test_a_named_form_where_the_page_has_one_such_element() -> None:
     page = "[1] button 'Add to cart'\n[2] link 'Home'\n[3] link 'Home'"
     assert named_form("click('1')", page) == 'click(button "Add to cart")'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,15 @@ def test_gemma3_converts_once_with_its_turns(tmp_path: Path, monkeypatch: pytest
     assert tokenizer.decode(ids["input_ids"][0]).startswith("<bos><start_of_turn>user\n")
     out = model.generate(**ids, max_new_tokens=4, do_sample=False)
     assert out.shape[1] > ids["input_ids"].shape[1]
+
+
+@pytest.mark.parametrize("native, device, warned", [
+    (False, "cpu", True), (True, "cpu", False), (False, "cuda", False)])
+def test_bf16_on_a_cpu_without_native_bf16_is_kept_but_warned_about(
+        monkeypatch: pytest.MonkeyPatch, native: bool, device: str, warned: bool) -> None:
+    monkeypatch.setattr(models, "_cpu_bf16", lambda: native)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert models.resolve_precision("bf16", device) == "bf16"
+        assert models.resolve_precision("fp32", device) == "fp32"
+    assert [("sft.precision=fp32" in str(w.message)) for w in caught] == ([True] if warned else [])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from webworld.errors import WebworldError
@@ -89,8 +90,12 @@ def format_action(name: str, *args: str) -> str:
 
 def format_named(name: str, role: str, label: str, arg: str | None = None) -> str:
     """The canonical text of a named action: ``fill(textbox "Email", 'a@b.c')``."""
-    target = f'{role} "' + str(label).replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"{name}({target}" + ("" if arg is None else f", {_quote(arg)}") + ")"
+    return f"{name}({named_target(role, label)}" + ("" if arg is None else f", {_quote(arg)}") + ")"
+
+
+def named_target(role: str, label: str) -> str:
+    """``button "Add to cart"``: an element by role and name, as the action language writes it."""
+    return f'{role} "' + str(label).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _quote(text: str) -> str:
@@ -229,15 +234,29 @@ def resolve_target(action: BrowserAction, nodes: list[dict[str, Any]]) -> Browse
     label = " ".join(str(action.label).split())
     hits = [n for n in nodes if n["role"] == action.role
             and " ".join(str(n.get("name") or "").split()) == label]
-    target = f'{action.role} "{label}"'
+    target = named_target(action.role, label)
     if not hits:
-        raise ActionRefused("no_match", f"no element {target} on this page; use an id in "
-                                        "brackets or a role and name from the current page")
+        raise ActionRefused("no_match", f"no element {target} on this page; "
+                                        f"{_nearest_names(action.role, label, nodes)}")
     if len(hits) > 1:
         ids = ", ".join(_quote(n["bid"]) for n in hits[:6])
         raise ActionRefused("ambiguous", f"{len(hits)} elements are {target} (ids {ids}); "
                                          "use the id of the one meant")
     return BrowserAction(action.name, hits[0]["bid"], action.arg)
+
+
+def _nearest_names(role: str, label: str, nodes: list[dict[str, Any]], most: int = 5) -> str:
+    """What a refused name could have been: the page's names of ``role``, the closest to
+    ``label`` first, so a policy that recalled a name from another site reads this one's."""
+    names = dict.fromkeys(" ".join(str(n.get("name") or "").split()) for n in nodes
+                          if n["role"] == role)
+    names.pop("", None)
+    if not names:
+        return f"the page has no {role} with a name; use an id in brackets"
+    closest = sorted(names, key=lambda name: -SequenceMatcher(None, label, name).ratio())
+    shown = ", ".join(named_target(role, name) for name in closest[:most])
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return f"this page has {shown}{more}"
 
 
 def check_action(action: BrowserAction, node: dict[str, Any] | None) -> None:
