@@ -358,7 +358,8 @@ class _Trainer:
 
         self.settings, self.model, self.tokenizer = settings, model, tokenizer
         self.train_chats, self.validation, self.augmented = train, validation, augmented
-        self.device, self.precision = device, resolve_precision(settings.precision, device)
+        # settings come resolved (run_sft's `resolved`): precision is bf16 or fp32 already
+        self.device, self.precision = device, settings.precision
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
             tokenizer.eos_token_id
         trainable = train_top_layers(model, settings.train_layers or 0)
