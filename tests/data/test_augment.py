@@ -178,8 +178,8 @@ def test_a_control_the_task_does_not_name_takes_another_site_s_label_of_its_role
                           "click('3')")
     others = [step_messages("Book it.", f"[7] button '{label}'", "https://s.test/", [], "Go.",
                             f"click(button \"{label}\")")
-              for label in ("Book a pass", "Remove", "Continue")]
-    names = control_names([chat, named, *others])
+              for label in ("Book a pass", "Remove", "Continue", day_label(dt.date(2027, 4, 21)))]
+    names = control_names([chat, named, *others])  # a calendar's day is the task's date's
     assert names == {"button": ["Book a pass", "Continue", "Proceed to checkout", "Remove"]}
     drawn = [rename_control(chat, random.Random(seed), names) for seed in range(40)]
     renamed = [new for new in drawn if new != chat]
@@ -196,7 +196,8 @@ def test_a_control_the_task_does_not_name_takes_another_site_s_label_of_its_role
         labels.add(label)
     assert labels == {"Book a pass", "Continue"}
     # the task's own choice is rename_choice's; a turn without a control is kept
-    assert all(rename_control(named, random.Random(seed), names) == named for seed in range(10))
+    assert all(rename_control(turn, random.Random(seed), names) == turn
+               for seed in range(10) for turn in (named, others[-1]))
 
 
 def _april(available: tuple[int, ...]) -> str:

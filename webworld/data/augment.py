@@ -98,6 +98,9 @@ _ISO_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
 _MONTH_TITLE = re.compile(r"[A-Z][a-z]+ \d{4}")  # a calendar month's heading ("April 2027")
 
 
+_DAY_LABEL = re.compile(r"[A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4}")  # a day_label
+
+
 def day_label(day: dt.date) -> str:
     """The accessible name of a calendar day's button (webworld.render.view._months)."""
     return f"{day.strftime('%A')}, {day.day} {day.strftime('%B %Y')}"
@@ -261,11 +264,21 @@ def control_names(chats: list[Chat]) -> dict[str, list[str]]:
     their task does not name them: the buttons and links that move a flow along."""
     names: dict[str, set[str]] = {}
     for chat in chats:
-        picked = _picked(chat)
-        if picked is not None and not picked[4]:
-            line = parse_line(picked[2].splitlines()[picked[3]])
-            names.setdefault(line[2], set()).add(line[3])
+        control = _control(chat)
+        if control is not None:
+            names.setdefault(control[0], set()).add(control[1])
     return {role: sorted(found) for role, found in names.items()}
+
+
+def _control(chat: Chat) -> tuple[str, str] | None:
+    """The role and name of the element ``chat``'s reply acts on where its task does not name
+    it; None for other turns and for a calendar's days (a task's date names them, and
+    :func:`vary_date` moves them)."""
+    picked = _picked(chat)
+    if picked is None or picked[4]:
+        return None
+    _, _, role, name, _ = parse_line(picked[2].splitlines()[picked[3]])
+    return None if _DAY_LABEL.fullmatch(name or "") else (role, name)
 
 
 def rename_control(chat: Chat, rng: random.Random, names: dict[str, list[str]]) -> Chat:
@@ -277,12 +290,12 @@ def rename_control(chat: Chat, rng: random.Random, names: dict[str, list[str]]) 
     labels on pages that have none of them (``no_match``, experiments/named_actions); a
     renamed turn is answered only by the label the page shows. Other turns are returned as
     they are."""
-    picked = _picked(chat)
-    if picked is None or picked[4] or rng.random() >= CONTROL_SHARE:
+    control = _control(chat)
+    if control is None or rng.random() >= CONTROL_SHARE:
         return chat
-    _, head, page, at, _ = picked
-    _, _, role, name, _ = parse_line(page.splitlines()[at])
-    shown = (head + page).casefold()  # a label the task or the page shows already is no new one
+    role, name = control
+    user = next(m["content"] for m in chat if m["role"] == "user")
+    shown = user.casefold()  # a label the task or the page shows already is no new one
     others = [other for other in names.get(role, []) if other.casefold() not in shown]
     if not others:
         return chat
