@@ -8,12 +8,10 @@ import random
 import re
 
 from webworld.data.augment import (
-    control_names,
     day_label,
     move_choice,
     relabel_ids,
     rename_choice,
-    rename_control,
     vary_date,
     vary_value,
 )
@@ -162,42 +160,6 @@ def test_a_named_choice_gets_a_new_name_in_task_page_history_and_thought() -> No
                          ("Type Recreation.", "fill('3', 'Recreation')")):
         plain = step_messages(task, MENU, "https://permits.test/", [], "Go.", action)
         assert rename_choice(plain, random.Random(0)) == plain
-
-
-CHECKOUT = "RootWebArea 'Cart'\n[1] link 'Home'\n[2] button 'Proceed to checkout'\n[3] button 'Remove'"
-
-
-def test_a_control_the_task_does_not_name_takes_another_site_s_label_of_its_role() -> None:
-    """The button a flow moves on by (unnamed by the task) gets another training turn's label
-    of its role, in half such turns, wherever the turn shows it; a task's named choice, labels
-    the page shows already and other roles are not drawn."""
-    history = [history_entry('click(button "Proceed to checkout")', CHECKOUT)]
-    chat = step_messages("Buy the Atlas of Birds.", CHECKOUT, "https://shop.test/cart", history,
-                         "Go on with Proceed to checkout.", 'click(button "Proceed to checkout")')
-    named = step_messages("Open Recreation.", MENU, "https://permits.test/", [], "Open it.",
-                          "click('3')")
-    others = [step_messages("Book it.", f"[7] button '{label}'", "https://s.test/", [], "Go.",
-                            f"click(button \"{label}\")")
-              for label in ("Book a pass", "Remove", "Continue", day_label(dt.date(2027, 4, 21)))]
-    names = control_names([chat, named, *others])  # a calendar's day is the task's date's
-    assert names == {"button": ["Book a pass", "Continue", "Proceed to checkout", "Remove"]}
-    drawn = [rename_control(chat, random.Random(seed), names) for seed in range(40)]
-    renamed = [new for new in drawn if new != chat]
-    assert 10 < len(renamed) < 30  # about half
-    labels = set()
-    for new in renamed:
-        user, reply = new[1]["content"], new[2]["content"]
-        label = parse_reply(reply).split('"')[1]
-        assert label in ("Book a pass", "Continue")  # not Remove: the page shows it already
-        assert "Proceed to checkout" not in user + reply
-        assert f"[2] button '{label}'" in user and f"Go on with {label}." in reply
-        assert f'click(button "{label}")' in user  # the history names it alike
-        assert new[0] == chat[0]
-        labels.add(label)
-    assert labels == {"Book a pass", "Continue"}
-    # the task's own choice is rename_choice's; a turn without a control is kept
-    assert all(rename_control(turn, random.Random(seed), names) == turn
-               for seed in range(10) for turn in (named, others[-1]))
 
 
 def _april(available: tuple[int, ...]) -> str:

@@ -20,10 +20,6 @@ instead of copying the task's. Each function here takes one such shortcut away:
   episodes first went wrong on a sibling of the element the task names
   (`46e44e0:docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
   finding the task's name on the page;
-* :func:`rename_control`: the button or link the reply acts on where the task does not name it
-  (a flow's ``Book a pass``) given the label of another training site's such element. A
-  policy replying by name after one SFT epoch recalled training sites' labels on held-out
-  pages that have none of them (48 of its 83 refused actions, experiments/named_actions);
 * :func:`vary_date`: the day a task asks for moved to another day of its month, in the task,
   the calendar (the day's button and the grid's plain number trade places), the history and
   the thought. learning.py's 30 training worlds pick 8 dates in 28 turns, and the SFT policy
@@ -96,9 +92,6 @@ def vary_value(chat: Chat, rng: random.Random) -> Chat:
 # an ISO date standing alone (not part of a longer number or id)
 _ISO_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
 _MONTH_TITLE = re.compile(r"[A-Z][a-z]+ \d{4}")  # a calendar month's heading ("April 2027")
-
-
-_DAY_LABEL = re.compile(r"[A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4}")  # a day_label
 
 
 def day_label(day: dt.date) -> str:
@@ -204,10 +197,10 @@ def move_choice(chat: Chat, rng: random.Random) -> Chat:
               for m in chat[:-1]), {**chat[-1], "content": f"{thought}Action:{act}"}]
 
 
-def _picked(chat: Chat) -> tuple[BrowserAction, str, str, int, bool] | None:
-    """For a turn whose reply clicks, hovers or checks an element with a name shown unescaped:
-    the action, the user message's head and page, the element's page line index and whether
-    the task's line names it; None for any other turn."""
+def _named_pick(chat: Chat) -> tuple[BrowserAction, str, str, int] | None:
+    """For a turn whose reply clicks, hovers or checks an element its task's line names (shown
+    unescaped): the action, the user message's head and page, and the element's page line
+    index; None for any other turn."""
     action = parse_call(parse_reply(chat[-1]["content"]) or "")
     if action is None or action.name not in MOVABLE:
         return None
@@ -218,17 +211,9 @@ def _picked(chat: Chat) -> tuple[BrowserAction, str, str, int, bool] | None:
     if not marker or at is None:
         return None
     name = lines[at][3]
-    if not name or not _plain(name):
+    if not name or not _plain(name) or not _whole(name).search(head.split("\n", 1)[0]):
         return None
-    return action, head, page, at, bool(_whole(name).search(head.split("\n", 1)[0]))
-
-
-def _named_pick(chat: Chat) -> tuple[BrowserAction, str, str, int] | None:
-    """:func:`_picked` for an element its task's line names; None for any other turn."""
-    picked = _picked(chat)
-    if picked is None or not picked[4]:
-        return None
-    return picked[:4]
+    return action, head, page, at
 
 
 def _acted_on(line: tuple, action: BrowserAction) -> bool:
@@ -251,55 +236,6 @@ def rename_choice(chat: Chat, rng: random.Random) -> Chat:
     name = parse_line(page.splitlines()[at])[3]
     assert name is not None
     new = _new_name(name, page, rng)
-    return _replace_in_turn(chat, lambda text: _whole(name).sub(lambda _: new, text))
-
-
-# the share of control turns rename_control renames: the others keep the labels a site would
-# show, so what a button's words mean is still taught beside reading them off the page
-CONTROL_SHARE = 0.5
-
-
-def control_names(chats: list[Chat]) -> dict[str, list[str]]:
-    """For each role, the names (sorted) of the elements the replies of ``chats`` act on where
-    their task does not name them: the buttons and links that move a flow along."""
-    names: dict[str, set[str]] = {}
-    for chat in chats:
-        control = _control(chat)
-        if control is not None:
-            names.setdefault(control[0], set()).add(control[1])
-    return {role: sorted(found) for role, found in names.items()}
-
-
-def _control(chat: Chat) -> tuple[str, str] | None:
-    """The role and name of the element ``chat``'s reply acts on where its task does not name
-    it; None for other turns and for a calendar's days (a task's date names them, and
-    :func:`vary_date` moves them)."""
-    picked = _picked(chat)
-    if picked is None or picked[4]:
-        return None
-    _, _, role, name, _ = parse_line(picked[2].splitlines()[picked[3]])
-    return None if _DAY_LABEL.fullmatch(name or "") else (role, name)
-
-
-def rename_control(chat: Chat, rng: random.Random, names: dict[str, list[str]]) -> Chat:
-    """``chat``, where its reply acts on an element its task does not name (a flow's
-    ``Book a pass``, ``Continue``), with that element given, in :data:`CONTROL_SHARE` of such
-    turns, another name of its role from ``names`` (:func:`control_names` of the training
-    chats) that the page does not show, wherever the old one stands as a whole in the turn:
-    page, history, thought and action. A named policy trained on a few sites recalls their
-    labels on pages that have none of them (``no_match``, experiments/named_actions); a
-    renamed turn is answered only by the label the page shows. Other turns are returned as
-    they are."""
-    control = _control(chat)
-    if control is None or rng.random() >= CONTROL_SHARE:
-        return chat
-    role, name = control
-    user = next(m["content"] for m in chat if m["role"] == "user")
-    shown = user.casefold()  # a label the task or the page shows already is no new one
-    others = [other for other in names.get(role, []) if other.casefold() not in shown]
-    if not others:
-        return chat
-    new = rng.choice(others)
     return _replace_in_turn(chat, lambda text: _whole(name).sub(lambda _: new, text))
 
 

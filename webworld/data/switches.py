@@ -35,10 +35,6 @@ class StudySwitches(BaseModel):
     rename_choices: bool = Field(False, description="Give the element each chat picks (the task "
                                  "names it) a new name, in task and page (SFT: every epoch; eval "
                                  "turns: each turn asked), so names are found, not recalled.")
-    rename_controls: bool = Field(False, description="Give half the buttons and links each "
-                                  "chat acts on unasked (a flow's 'Continue') another training "
-                                  "site's label of their role, every epoch, so labels are read "
-                                  "off the page, not recalled.")
     vary_dates: bool = Field(False, description="Move the date each chat's task asks for to "
                              "another day of its month (task, calendar, reply) every epoch, so "
                              "days are read, not recalled.")
@@ -90,7 +86,7 @@ class StudySwitches(BaseModel):
 
 # what changes each epoch's chats (skip_detours only filters them, once)
 AUGMENTATIONS = ("relabel_ids", "shuffle_ids", "vary_values", "move_choices", "rename_choices",
-                 "rename_controls", "vary_dates")
+                 "vary_dates")
 SFT = (*AUGMENTATIONS, "skip_detours")
 EPISODES = ("ground_names", "break_loops")  # `webworld eval`: wrappers round the policy
 TURNS = ("relabel_ids", "shuffle_ids", "move_choices", "rename_choices", "ground_names")

@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from webworld.data.augment import (control_names, move_choice, relabel_ids, rename_choice,
-                                   rename_control, vary_date, vary_value)
+from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_date, vary_value
 from webworld.data.switches import SFT as SFT_SWITCHES
 from webworld.data.switches import StudySwitches, require_applicable
 from webworld.errors import UsageError
@@ -313,9 +312,6 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
         chats = [move_choice(chat, rng) for chat in chats]
     if settings.study.rename_choices:
         chats = [rename_choice(chat, rng) for chat in chats]
-    if settings.study.rename_controls:
-        names = control_names(chats)
-        chats = [rename_control(chat, rng, names) for chat in chats]
     if settings.study.vary_values:
         chats = [vary_value(chat, rng) for chat in chats]
     if settings.study.vary_dates:
