@@ -358,8 +358,7 @@ class _Trainer:
 
         self.settings, self.model, self.tokenizer = settings, model, tokenizer
         self.train_chats, self.validation, self.augmented = train, validation, augmented
-        # settings come resolved (run_sft's `resolved`): precision is bf16 or fp32 already
-        self.device, self.precision = device, settings.precision
+        self.device = device  # settings come resolved (run_sft's `resolved`): bf16 or fp32
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
             tokenizer.eos_token_id
         trainable = train_top_layers(model, settings.train_layers or 0)
@@ -440,7 +439,7 @@ class _Trainer:
 
         batch = reply_batch([(c.prompt_ids, c.reply_ids) for c in chats],
                             [len(c.reply_ids) for c in chats], self.pad_id)
-        with autocast(self.device, self.precision):
+        with autocast(self.device, self.settings.precision):
             logits = reply_logits(self.model, batch)  # (N, V) fp32
         return torch.nn.functional.cross_entropy(logits, batch.targets.to(logits.device))
 
