@@ -117,7 +117,7 @@ def test_through_the_client_a_bad_action_is_an_error_and_the_session_goes_on(
         assert unknown.observation.error_code == "syntax" and not unknown.done
         assert "unknown action 'scroll'" in unknown.observation.last_action_error
         with pytest.raises(EnvServerError, match="VALIDATION_ERROR.*args.0") as refused:
-            env.step(WebworldAction.model_construct(name="click", args=[{"bid": "1"}]))
+            env.step(WebworldAction.model_construct(name="click", args=[{"element": "1"}]))
         assert refused.value.code == "VALIDATION_ERROR"
         typed = env.step(WebworldAction(name="click", args=[2]))  # a bare number is an id
         assert typed.observation.last_action == "click('2')" and typed.done

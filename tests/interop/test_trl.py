@@ -13,6 +13,8 @@ import pytest
 import torch
 
 from webworld.browser.actions import parse_action
+from webworld.browser.observe import parse_line
+from webworld.data.prompting import page_line
 from webworld.interop.trl import (
     ENDED,
     WebworldEnv,
@@ -82,6 +84,28 @@ def test_a_call_the_env_cannot_carry_out_is_its_error_not_a_crash(button_board: 
     finished = env.click(page.split("[", 1)[1].split("]", 1)[0])  # any button ends the board
     assert finished.endswith(ENDED)
     assert env.click("1") == ENDED  # after the end nothing is carried out
+
+
+def test_a_tool_names_its_element_by_role_and_name_as_well_as_by_id(button_board: Path) -> None:
+    """The oracle's presses by role and name (either quote) play as its presses by id; a name
+    the page lacks is the env's refusal, which lists the page's names of that role."""
+    make = environment_factory(button_board, split=None, max_steps=50)
+    by_name, by_id = make(), make()
+    worlds = world_folder(button_board.resolve())
+    for row in task_dataset(button_board, split=None):
+        page = by_name.reset(row["instance"], row["intent"])
+        assert by_id.reset(row["instance"], row["intent"]) == page
+        refused = by_name.click('button "No such button"')
+        assert refused.startswith('Last action failed: no element button "No such button" on '
+                                  'this page; this page has button "'), refused
+        for k, action in enumerate(worlds.instance(row["instance"]).oracle[0]):
+            bid = parse_action(action).bid
+            _, _, role, name, _ = parse_line(page_line(page, bid))
+            named = f"{role} '{name}'" if k % 2 else f'{role} "{name}"'
+            page = by_name.click(named)
+            assert page == by_id.click(f"[{bid}]"), named
+        assert page.endswith(ENDED) and by_name.get_reward() == by_id.get_reward() == 1.0
+        assert by_name.played.actions[-1] == f'click({role} "{name}")'
 
 
 def test_the_live_env_plays_in_chromium_with_server_truth(button_board: Path) -> None:

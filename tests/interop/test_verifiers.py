@@ -54,13 +54,13 @@ def test_vf_eval_scores_the_oracle_1_and_a_wrong_press_0(button_board: Path,
     oracle = [step["action"] for step in record["steps"]]
     calls = [as_call(parse_action(action)) for action in oracle]
     first_page = record["steps"][0]["observation"]["axtree"]
-    wrong = next(b for b in re.findall(r"\[(\d+)\]", first_page) if b != calls[0][1]["bid"])
+    wrong = next(b for b in re.findall(r"\[(\d+)\]", first_page) if b != calls[0][1]["element"])
     script = Script()
     script.push(*(tool_reply(call) for call in calls),                      # the oracle
-                tool_reply(("click", {"bid": wrong})),                      # a wrong press
-                tool_reply(("click", {"bid": "999"})),                      # refused, then
+                tool_reply(("click", {"element": wrong})),                      # a wrong press
+                tool_reply(("click", {"element": "999"})),                      # refused, then
                 *(tool_reply(call) for call in calls),                      # the oracle
-                tool_reply(("click", {"bid": "999"})), tool_reply(("click", {"bid": "998"})))
+                tool_reply(("click", {"element": "999"})), tool_reply(("click", {"element": "998"})))
     with LiveServer(create_scripted_app(script)) as server:
         config = EvalConfig(
             env=environment_config(button_board, max_steps=5, agent={"max_turns": 2}),
@@ -120,7 +120,7 @@ def test_the_environment_has_a_row_per_instance_and_webworld_s_tools(button_boar
                             "uncheck", "drag"}
     fill = schemas["fill"]
     assert fill["description"] == "Replace the text of a text field."
-    assert fill["parameters"]["required"] == ["bid", "text"]
+    assert fill["parameters"]["required"] == ["element", "text"]
     assert fill["parameters"]["properties"]["text"] == {
         "type": "string", "description": "The text to put in the field."}
 
@@ -128,14 +128,14 @@ def test_the_environment_has_a_row_per_instance_and_webworld_s_tools(button_boar
 def test_a_call_that_cannot_be_made_is_the_model_s_next_input(button_board: Path) -> None:
     env = environment_factory(button_board)()
     env.reset(None)
-    for name, arguments, says in (("scroll", '{"bid": "1"}', "no tool 'scroll'"),
-                                  ("click", '{"bid": ', "not JSON"),
+    for name, arguments, says in (("scroll", '{"element": "1"}', "no tool 'scroll'"),
+                                  ("click", '{"element": ', "not JSON"),
                                   ("click", '["1"]', "must be a JSON object"),
-                                  ("fill", '{"bid": "1"}', "missing a required argument"),
-                                  ("click", '{"bid": "1", "twice": true}', "unexpected keyword")):
+                                  ("fill", '{"element": "1"}', "missing a required argument"),
+                                  ("click", '{"element": "1", "twice": true}', "unexpected keyword")):
         text = call_tool(env, name, arguments)
         assert text.startswith("Tool call failed: ") and says in text, text
-    assert call_tool(env, "press", '{"bid": "1", "key": "Tab"}').startswith("Last action failed")
+    assert call_tool(env, "press", '{"element": "1", "key": "Tab"}').startswith("Last action failed")
     assert env.played.actions == ["press('1', 'Tab')"]  # only the env's refusal was a step
 
 

@@ -66,9 +66,10 @@ You are a web agent. You complete a task on a website by acting on its page one 
 
 After the task you get the current URL and the page as an accessibility tree. Every element you \
 can act on starts with its id in brackets, e.g. [12] button 'Search'. Act by calling one tool \
-per turn with such an id; each tool returns the page that follows, or why the action failed. \
-Use only ids that appear in the current page. Stop calling tools when the site shows the task \
-done."""
+per turn on an element of the current page, named by its role and its name as the page shows \
+them, button "Search", or, when several elements have that role and name, by its id, "12"; \
+each tool returns the page that follows, or why the action failed. Stop calling tools when the \
+site shows the task done."""
 
 
 def user_message(intent: str, observation_text: str, url: str, history: list[str], *,

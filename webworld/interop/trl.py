@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import re
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webworld.browser.actions import format_action
+from webworld.browser.actions import format_action, format_named
 from webworld.data.prompting import TOOL_SYSTEM_PROMPT
 from webworld.errors import UsageError
 from webworld.rl.episode import EnvConfig, Episode, ObservationMode, RewardMode
@@ -151,104 +152,107 @@ class ActionTools:
     played: Played
     _done: bool
 
-    def click(self, bid: str) -> str:
+    def click(self, element: str) -> str:
         """Click an element of the page.
 
         Args:
-            bid: The element's id: the number in brackets before it on the page, e.g. "12".
+            element: The element: its role and name as the page shows them, e.g.
+                button "Search" for [12] button 'Search', or its id, "12" (needed when
+                several elements have that role and name).
 
         Returns:
             The page after the click, or why the click failed.
         """
-        return self._act("click", bid)
+        return self._act("click", element)
 
-    def fill(self, bid: str, text: str) -> str:
+    def fill(self, element: str, text: str) -> str:
         """Replace the text of a text field.
 
         Args:
-            bid: The text field's id, e.g. "7".
+            element: The text field, e.g. textbox "Email" or "7".
             text: The text to put in the field.
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("fill", bid, text)
+        return self._act("fill", element, text)
 
-    def press(self, bid: str, key: str) -> str:
+    def press(self, element: str, key: str) -> str:
         """Press a key on an element: Enter submits a field's form or presses a button or link;
         Escape closes open menus and calendars.
 
         Args:
-            bid: The element's id.
+            element: The element, by role and name or id.
             key: "Enter" or "Escape".
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("press", bid, key)
+        return self._act("press", element, key)
 
-    def select_option(self, bid: str, option: str) -> str:
+    def select_option(self, element: str, option: str) -> str:
         """Choose an option of a list by its text.
 
         Args:
-            bid: The list's id.
+            element: The list, by role and name or id.
             option: The option's text, as the page shows it.
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("select_option", bid, option)
+        return self._act("select_option", element, option)
 
-    def hover(self, bid: str) -> str:
+    def hover(self, element: str) -> str:
         """Move the pointer over an element (opens hover menus).
 
         Args:
-            bid: The element's id.
+            element: The element, by role and name or id.
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("hover", bid)
+        return self._act("hover", element)
 
-    def check(self, bid: str) -> str:
+    def check(self, element: str) -> str:
         """Tick a checkbox.
 
         Args:
-            bid: The checkbox's id.
+            element: The checkbox, by role and name or id.
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("check", bid)
+        return self._act("check", element)
 
-    def uncheck(self, bid: str) -> str:
+    def uncheck(self, element: str) -> str:
         """Clear a checkbox.
 
         Args:
-            bid: The checkbox's id.
+            element: The checkbox, by role and name or id.
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("uncheck", bid)
+        return self._act("uncheck", element)
 
-    def drag(self, bid: str, value: str) -> str:
+    def drag(self, element: str, value: str) -> str:
         """Move a slider to a value.
 
         Args:
-            bid: The slider's id.
+            element: The slider, by role and name or id.
             value: The value to move it to, e.g. "120".
 
         Returns:
             The page afterwards, or why the action failed.
         """
-        return self._act("drag", bid, value)
+        return self._act("drag", element, value)
 
-    def _act(self, name: str, *args: Any) -> str:
+    def _act(self, name: str, element: Any, *args: Any) -> str:
         if self._done:
             return ENDED
         # the env reads the action string: a value it cannot use is its refusal, not a crash
-        obs, reward, done, success = self._step(format_action(name, *(str(a) for a in args)))
+        obs, reward, done, success = self._step(tool_action(name, str(element),
+                                                            *(str(a) for a in args)))
         self.played.actions.append(obs["last_action"])
         self.played.reward += float(reward)
         self.played.success = success
@@ -259,6 +263,21 @@ class ActionTools:
     def _step(self, action: str) -> tuple[dict[str, Any], float, bool, bool]:
         """(the observation dict, the reward, whether the episode ended, success) of ``action``."""
         raise NotImplementedError
+
+
+# an element a tool call names by role and name, quoted either way: button "Search", or as
+# the page line shows it, button 'Search'
+_TOOL_TARGET = re.compile(r"""\s*([a-z]+)\s+(["'])(.*)\2\s*""", re.S)
+
+
+def tool_action(name: str, element: str, *args: str) -> str:
+    """The action text of a tool call on ``element``: by role and name where it gives them
+    (``fill(textbox "Email", 'a@b.c')``), else by id (a bracketed ``[7]`` read as ``7``)."""
+    named = _TOOL_TARGET.fullmatch(element)
+    if named is not None:
+        label = re.sub(r"\\(.)", r"\1", named.group(3), flags=re.S)  # as the page escapes it
+        return format_named(name, named.group(1), label, *args)
+    return format_action(name, element.strip().removeprefix("[").removesuffix("]"), *args)
 
 
 class WebworldEnv(ActionTools):

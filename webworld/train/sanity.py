@@ -193,7 +193,7 @@ def _tool_press_examples(worlds: Path, tokenizer: Any) -> list[TurnRecord]:
         messages = [{"role": "system", "content": TOOL_SYSTEM_PROMPT},
                     {"role": "user", "content": f"Task: {instance.intents[0]}{page}"}]
         for bid in _BUTTON.findall(page):
-            prompt, reply = tool_call_tokens(tokenizer, env, messages, "click", {"bid": bid})
+            prompt, reply = tool_call_tokens(tokenizer, env, messages, "click", {"element": bid})
             examples.append(TurnRecord(prompt, reply, [0.0] * len(reply)))
     if not examples:
         raise RuntimeError(f"no buttons on the first page of any task in {worlds}")

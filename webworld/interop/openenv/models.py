@@ -24,13 +24,13 @@ from pydantic_core import PydanticCustomError
 
 from webworld.browser.actions import ACTION_ARITY, ERROR_CODES, format_action
 from webworld.interop.openenv._openenv import load, needs_openenv
-from webworld.interop.trl import ActionTools
+from webworld.interop.trl import ActionTools, tool_action
 from webworld.rl.episode import ObservationMode, RewardMode
 
 __all__ = ["ACTION_ARGS", "ENDED_CODE", "ResetOptions", "WebworldAction", "WebworldObservation",
            "WebworldState"]
 
-# Each action's arguments by name, the element id first: the parameters of the TRL tools.
+# Each action's arguments by name, the element first: the parameters of the TRL tools.
 ACTION_ARGS: dict[str, tuple[str, ...]] = {
     name: tuple(inspect.signature(getattr(ActionTools, name)).parameters)[1:]
     for name in ACTION_ARITY}
@@ -66,15 +66,17 @@ if _types is not None:
 
         model_config = ConfigDict(json_schema_extra={
             "actions": {name: list(args) for name, args in ACTION_ARGS.items()},
-            "examples": [{"action": "click('12')"}, {"name": "fill", "args": ["7", "tea"]}]})
+            "examples": [{"action": "click('12')"}, {"action": 'click(button "Search")'},
+                         {"name": "fill", "args": ['textbox "Search"', "tea"]}]})
 
         action: str | None = Field(None, max_length=MAX_ACTION_CHARS, description=(
-            "an action such as click('12') or fill('7', 'tea'), or a model reply whose last "
-            "'Action:' line is one"))
+            "an action such as click('12'), click(button \"Search\") or fill('7', 'tea'), or "
+            "a model reply whose last 'Action:' line is one"))
         name: str | None = Field(None, pattern=r"^[A-Za-z_]+$", max_length=64,
                                  description=f"the action: {', '.join(ACTION_ARGS)}")
         args: list[Argument] = Field(default_factory=list, max_length=8, description=(
-            "its arguments in order, the element id first: "
+            "its arguments in order, the element first (its id, or its role and name: "
+            "button \"Search\"): "
             + "; ".join(f"{n}({', '.join(a)})" for n, a in ACTION_ARGS.items())))
 
         @model_validator(mode="after")
@@ -92,7 +94,8 @@ if _types is not None:
             if self.action is not None:
                 return self.action
             assert self.name is not None
-            return format_action(self.name, *(str(a) for a in self.args))
+            args = [str(a) for a in self.args]
+            return tool_action(self.name, *args) if args else format_action(self.name)
 
     class WebworldObservation(_types.Observation):  # type: ignore[name-defined, misc]
         """What the env shows after a reset or a step (``reward`` and ``done`` beside it)."""
