@@ -8,8 +8,6 @@ import random
 import re
 
 from webworld.data.augment import (
-    acted_names,
-    after_refusal,
     day_label,
     move_choice,
     relabel_ids,
@@ -17,7 +15,7 @@ from webworld.data.augment import (
     vary_date,
     vary_value,
 )
-from webworld.data.prompting import history_entry, parse_reply, read_user_message, step_messages
+from webworld.data.prompting import history_entry, parse_reply, step_messages
 
 
 def test_relabelled_ids_keep_page_history_and_reply_pointing_at_the_same_elements() -> None:
@@ -231,33 +229,3 @@ def test_replies_that_act_by_name_are_augmented_alike() -> None:
     typed = parse_reply(vary_value(fill, random.Random(0))[2]["content"])
     assert typed.startswith('fill(textbox "Email", ') and typed.endswith("@example.com')")
     assert "ada@example.com" not in typed
-
-
-def test_a_turn_by_name_is_asked_after_a_refused_name_and_keeps_its_reply() -> None:
-    """A share of the turns that act by name come after an action on another turn's name of
-    that role that the page lacks, refused as the envs refuse it (the page's names listed);
-    the reply, the page and the earlier history are kept."""
-    earlier = "click('1')  [button 'Browse categories']"
-    chat = step_messages("Apply for a licence: browse the Recreation section.", MENU,
-                         "https://permits.test/", [earlier], "Open the Recreation section.",
-                         'click(menuitem "Recreation")')
-    assert read_user_message(chat[1]["content"]).text() == chat[1]["content"]
-    assert read_user_message("Task: only a task") is None
-    other = step_messages("Garden.", "[7] menuitem 'Gardening'\n[8] menuitem 'Pets'",
-                          "https://g.test/", [], "Gardening.", 'click(menuitem "Gardening")')
-    names = acted_names([chat, other])
-    assert names == {"menuitem": ["Gardening", "Recreation"]}
-    asked = [after_refusal(chat, random.Random(seed), names) for seed in range(40)]
-    changed = [turn for turn in asked if turn != chat]
-    assert 0 < len(changed) < len(asked)  # a share of the turns, not all
-    for turn in changed:
-        parts = read_user_message(turn[1]["content"])
-        assert parts.history == [earlier, 'click(menuitem "Gardening")']  # Pets is on the page
-        assert parts.error.startswith('no element menuitem "Gardening" on this page; this page '
-                                      'has ') and 'menuitem "Recreation"' in parts.error
-        assert parts.page == MENU and turn[0] == chat[0] and turn[2] == chat[2]
-    # a reply by id, and a turn whose every other name of the role is on its page, are kept
-    by_id = step_messages("Recreation.", MENU, "https://permits.test/", [], "Go.", "click('3')")
-    assert after_refusal(by_id, random.Random(0), names) == by_id
-    assert all(after_refusal(other, random.Random(s), {"menuitem": ["Pets"]}) == other
-               for s in range(20))

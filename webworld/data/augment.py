@@ -20,10 +20,6 @@ instead of copying the task's. Each function here takes one such shortcut away:
   episodes first went wrong on a sibling of the element the task names
   (`46e44e0:docs/learning_scale.md`, `webworld eval diverge`): a renamed turn is answered only by
   finding the task's name on the page;
-* :func:`after_refusal`: a turn that acts by name asked again after a refused name, one of
-  another training site's elements: a policy replying by name after one SFT epoch named
-  training sites' labels on held-out pages (294 refused actions in 53 episodes,
-  experiments/named_actions) and had never read a refusal, nor the page's names it lists;
 * :func:`vary_date`: the day a task asks for moved to another day of its month, in the task,
   the calendar (the day's button and the grid's plain number trade places), the history and
   the thought. learning.py's 30 training worlds pick 8 dates in 28 turns, and the SFT policy
@@ -38,18 +34,10 @@ import datetime as dt
 import random
 import re
 from collections.abc import Callable
-from dataclasses import replace
 
-from webworld.browser.actions import (
-    ACTION_ARITY,
-    ActionRefused,
-    BrowserAction,
-    parse_call,
-    parse_reply,
-    resolve_target,
-)
+from webworld.browser.actions import ACTION_ARITY, BrowserAction, parse_call, parse_reply
 from webworld.browser.observe import parse_line
-from webworld.data.prompting import page_line, read_user_message
+from webworld.data.prompting import page_line
 from webworld.propose.content import make_faker, persona
 
 Chat = list[dict[str, str]]
@@ -249,51 +237,6 @@ def rename_choice(chat: Chat, rng: random.Random) -> Chat:
     assert name is not None
     new = _new_name(name, page, rng)
     return _replace_in_turn(chat, lambda text: _whole(name).sub(lambda _: new, text))
-
-
-# the share of turns acting by name that after_refusal asks after a refusal: the others keep
-# the clean history a policy reads on its way
-REFUSED_SHARE = 0.25
-
-
-def acted_names(chats: list[Chat]) -> dict[str, list[str]]:
-    """For each role, the names (sorted) the replies of ``chats`` give their elements."""
-    names: dict[str, set[str]] = {}
-    for chat in chats:
-        action = parse_call(parse_reply(chat[-1]["content"]) or "")
-        if action is not None and action.role and action.label:
-            names.setdefault(action.role, set()).add(action.label)
-    return {role: sorted(found) for role, found in names.items()}
-
-
-def after_refusal(chat: Chat, rng: random.Random, names: dict[str, list[str]]) -> Chat:
-    """``chat``, where its reply acts by name, in :data:`REFUSED_SHARE` of such turns asked
-    after a refused action: its history ends with the reply's action on an element of its
-    role named as in another turn (``names``, :func:`acted_names` of the training chats) that
-    the page does not have, and the refusal the envs give it (:func:`resolve_target`'s,
-    which lists the page's names of that role) stands before the page. The reply is kept: a
-    refused name is answered by the page's own element. Other turns are returned as they
-    are."""
-    action = parse_call(parse_reply(chat[-1]["content"]) or "")
-    if action is None or not action.role or rng.random() >= REFUSED_SHARE:
-        return chat
-    at = next(i for i, m in enumerate(chat) if m["role"] == "user")
-    asked = read_user_message(chat[at]["content"])
-    if asked is None or asked.error:
-        return chat
-    lines = [parse_line(row) for row in asked.page.splitlines()]
-    nodes = [{"bid": ln[1], "role": ln[2], "name": ln[3]} for ln in lines if ln[1] is not None]
-    shown = {" ".join((node["name"] or "").split()).casefold() for node in nodes}
-    others = [name for name in names.get(action.role, []) if name.casefold() not in shown]
-    if not others:
-        return chat
-    wrong = replace(action, label=rng.choice(others))
-    try:
-        resolve_target(wrong, nodes)
-    except ActionRefused as refused:
-        asked = replace(asked, history=[*asked.history, str(wrong)], error=str(refused))
-        return [*chat[:at], {**chat[at], "content": asked.text()}, *chat[at + 1:]]
-    return chat
 
 
 def _new_name(name: str, page: str, rng: random.Random) -> str:

@@ -20,12 +20,10 @@ from webworld.browser.actions import (
     parse_call,
     parse_reply,
 )
-from dataclasses import dataclass
-
 from webworld.browser.observe import parse_line, quote
 
 __all__ = ["ACTION_ARITY", "BrowserAction", "SYSTEM_PROMPT", "TOOL_SYSTEM_PROMPT", "assistant_message",
-           "UserMessage", "format_action", "history_entry", "page_line", "read_user_message", "parse_call", "parse_reply", "prompt_messages",
+           "format_action", "history_entry", "page_line", "parse_call", "parse_reply", "prompt_messages",
            "step_messages", "user_message"]
 
 MAX_LABEL_CHARS = 60  # of an element's name in a history line
@@ -86,35 +84,6 @@ def user_message(intent: str, observation_text: str, url: str, history: list[str
             f"Previous actions:\n{done}\n"
             f"{failed}"
             f"Page:\n{observation_text.rstrip()}")
-
-
-@dataclass(frozen=True)
-class UserMessage:
-    """What a :func:`user_message` says, read back."""
-
-    task: str
-    url: str
-    history: list[str]
-    error: str | None
-    page: str
-
-    def text(self) -> str:
-        return user_message(self.task, self.page, self.url, self.history, error=self.error)
-
-
-def read_user_message(message: str) -> UserMessage | None:
-    """The parts of a :func:`user_message` (one with its page whole); None for other text."""
-    head, marker, page = message.partition("\nPage:\n")
-    lines = head.split("\n")
-    if not marker or len(lines) < 4 or lines[2] != "Previous actions:":
-        return None
-    error = lines[-1].removeprefix("Last action failed: ") if lines[-1].startswith(
-        "Last action failed: ") else None
-    entries = lines[3:len(lines) - (error is not None)]
-    history = [] if entries == ["none yet"] else [e.split(". ", 1)[-1] for e in entries]
-    parts = UserMessage(lines[0].removeprefix("Task: "), lines[1].removeprefix("URL: "), history,
-                        error, page)
-    return parts if parts.text() == message else None
 
 
 def task_of(message: str) -> str:

@@ -38,10 +38,6 @@ class StudySwitches(BaseModel):
     vary_dates: bool = Field(False, description="Move the date each chat's task asks for to "
                              "another day of its month (task, calendar, reply) every epoch, so "
                              "days are read, not recalled.")
-    after_refusals: bool = Field(False, description="Ask a quarter of the chats that act by "
-                                 "name after a refused name (another training site's label), "
-                                 "the refusal's list of the page's names before the page, every "
-                                 "epoch, so a refusal is read, not repeated.")
     skip_detours: bool = Field(False, description="Leave out the training chats the export "
                                "marks `detour` (steps a longer path took that its task did "
                                "without), so only needed steps are taught.")
@@ -90,7 +86,7 @@ class StudySwitches(BaseModel):
 
 # what changes each epoch's chats (skip_detours only filters them, once)
 AUGMENTATIONS = ("relabel_ids", "shuffle_ids", "vary_values", "move_choices", "rename_choices",
-                 "vary_dates", "after_refusals")
+                 "vary_dates")
 SFT = (*AUGMENTATIONS, "skip_detours")
 EPISODES = ("ground_names", "break_loops")  # `webworld eval`: wrappers round the policy
 TURNS = ("relabel_ids", "shuffle_ids", "move_choices", "rename_choices", "ground_names")

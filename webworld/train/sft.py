@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from webworld.data.augment import (acted_names, after_refusal, move_choice, relabel_ids,
-                                   rename_choice, vary_date, vary_value)
+from webworld.data.augment import move_choice, relabel_ids, rename_choice, vary_date, vary_value
 from webworld.data.switches import SFT as SFT_SWITCHES
 from webworld.data.switches import StudySwitches, require_applicable
 from webworld.errors import UsageError
@@ -319,9 +318,6 @@ def augmented_chats(tokenizer: PreTrainedTokenizerBase, chats: list[list[dict[st
         chats = [vary_date(chat, rng) for chat in chats]
     if settings.study.relabel_ids or settings.study.shuffle_ids:
         chats = [relabel_ids(chat, rng, ordered=not settings.study.shuffle_ids) for chat in chats]
-    if settings.study.after_refusals:  # last: the refusal lists the page's names as they end up
-        names = acted_names(chats)
-        chats = [after_refusal(chat, rng, names) for chat in chats]
     return encode_chats(tokenizer, chats, None)
 
 
