@@ -112,7 +112,7 @@ class RLRecipe(RecipeFilled, RLConfig):
     name: str = Field(pattern=NAME, description="Run folders are rl-<name>-s<seed>/.")
     seeds: list[int] = Field([0], min_length=1, description="One run per seed.")
     model: str = Field("sft", description="What to start from: sft (the recipe's SFT model), "
-                       "tiny, smollm2 or a model folder.")
+                       "tiny, smollm2, gemma3 or a model folder.")
     world_folder: Literal["worlds", "train-worlds"] = Field(
         "worlds", description="worlds: every world built; train-worlds: the [train_worlds] "
         "subset.")

@@ -27,7 +27,7 @@ class RLConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     algo: Algo = Field("vespo", description="the policy loss")
-    model: str = Field("tiny", description="tiny (random init), smollm2, or a model folder "
+    model: str = Field("tiny", description="tiny (random init), smollm2, gemma3, or a model folder "
                                            "(an SFT output, a checkpoint)")
     worlds: Path = Field(Path("."), description="a folder with sites/ and trajectories/ "
                                                 "(webworld build's output)")

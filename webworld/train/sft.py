@@ -77,8 +77,8 @@ class SFTSettings(BaseModel):
     extra_data: list[Path] = Field([], description="More exports (of other worlds, in the same "
                                    "observation mode) whose training chats join the first's; "
                                    "validation stays the first export's, comparable across runs.")
-    model: str = Field("tiny", description="The policy to start from: tiny, smollm2 or a local "
-                                           "model folder.")
+    model: str = Field("tiny", description="The policy to start from: tiny, smollm2, gemma3 (the "
+                                           "gemma3 extra) or a local model folder.")
     out: Path = Field(description="The run folder: checkpoints/, model/ (the result) and "
                                   f"{SUMMARY}; a run there resumes from its last checkpoint.")
     epochs: float = Field(SFT_EPOCHS, gt=0, description="Passes over the training split.")
